@@ -1,0 +1,27 @@
+# Two entry points for people (see README): `make demo` and `make test`.
+# Everything is rebuilt from nothing: a venv in .venv, npm peers in tests/peers/node_modules.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PEERS := tests/peers
+
+.PHONY: setup peers demo test clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+setup: $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+
+peers:
+	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
+
+demo: setup
+	$(BIN)/python -m mcp_tasks_jupyter.demo.walkthrough
+
+test: setup peers
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) $(PEERS)/node_modules
