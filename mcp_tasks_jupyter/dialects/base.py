@@ -1,0 +1,83 @@
+"""The narrow interface a task dialect implements; the handle and the poller only see this."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ProtocolError, TaskExpired, TaskNotFound
+from ..protocol.tasks import TaskState
+from ..protocol.types import Tool
+from ..results import ToolResult
+
+if TYPE_CHECKING:
+    from ..session import Session
+    from ..tasks import TaskHandle
+
+
+class TaskDialect(ABC):
+    """How one family of servers creates, polls, answers, cancels and lists tasks.
+
+    Adapters sequence the requests of their dialect over the session; the wire encoding and
+    validation live in ``protocol/`` (no I/O there).
+    """
+
+    name: str = "?"
+    #: Why this dialect was chosen (shown by ``%mcp_servers``).
+    reason: str = ""
+
+    def __init__(self, session: "Session", reason: str = "") -> None:
+        self.session = session
+        self.reason = reason
+
+    @property
+    def server(self) -> str:
+        return self.session.name
+
+    # -- what the server allows ----------------------------------------------------------------
+
+    @abstractmethod
+    def runs_as_task(self, tool: Tool) -> bool:
+        """Whether ``start_task`` on this tool creates a server-side task (else: an ordinary call)."""
+
+    @abstractmethod
+    def requires_task(self, tool: Tool) -> bool:
+        """Whether the tool can only be called as a task."""
+
+    supports_list: bool = False
+    supports_cancel: bool = False
+
+    # -- the task's life -----------------------------------------------------------------------
+
+    @abstractmethod
+    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
+                     progress_token: str) -> TaskState | ToolResult:
+        """Start the tool as a task; a server that answers at once gives a ToolResult instead."""
+
+    @abstractmethod
+    async def get(self, task_id: str) -> TaskState: ...
+
+    @abstractmethod
+    async def result(self, handle: "TaskHandle") -> ToolResult:
+        """The result of a terminal task; raise TaskFailed / TaskCancelled when there is none."""
+
+    async def serve_input(self, handle: "TaskHandle") -> None:
+        """The task is ``input_required``: make sure its pending requests reach the client's handlers."""
+
+    @abstractmethod
+    async def cancel(self, task_id: str) -> TaskState | None: ...
+
+    async def list(self) -> list[TaskState]:
+        return []
+
+    def release(self, handle: "TaskHandle") -> None:
+        """The handle is finished: drop any per-task state the dialect kept."""
+
+    # -- shared helpers ------------------------------------------------------------------------
+
+    def task_error(self, exc: ProtocolError, task_id: str) -> Exception:
+        """Map an 'invalid params' answer about a task id to TaskNotFound / TaskExpired."""
+        if exc.code == -32602:
+            cls = TaskExpired if "expire" in exc.message.lower() else TaskNotFound
+            return cls(exc.message, server=self.server, task_id=task_id)
+        return exc

@@ -1,0 +1,166 @@
+"""The 2025-11-25 dialect: experimental core tasks (``params.task``, ``tasks/get``, blocking ``tasks/result``)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidMessage, ProtocolError, TaskCancelled, TaskFailed, UsageError
+from ..protocol import tasks_2025 as wire
+from ..protocol.tasks import CANCELLED, TaskState, parse_task
+from ..protocol.types import Tool
+from ..results import ToolResult
+from .base import TaskDialect
+
+if TYPE_CHECKING:
+    from ..tasks import TaskHandle
+
+
+class Core2025Dialect(TaskDialect):
+    """Tasks as specified in MCP 2025-11-25.
+
+    ``input_required``: the client opens ``tasks/result`` at once; the server delivers its requests
+    (tagged with the related-task meta) while that request is open, and the same request later carries
+    the final result. Polling with ``tasks/get`` goes on meanwhile.
+    """
+
+    name = "2025-11-25"
+
+    def __init__(self, session: Any, reason: str = "") -> None:
+        super().__init__(session, reason)
+        caps = session.initialize_result.capabilities if session.initialize_result else {}
+        self.task_calls = wire.server_supports_task_calls(caps)
+        self.supports_list = wire.server_supports(caps, "list")
+        self.supports_cancel = wire.server_supports(caps, "cancel")
+        self._fetches: dict[str, asyncio.Task[dict[str, Any]]] = {}
+
+    def runs_as_task(self, tool: Tool) -> bool:
+        return self.task_calls and tool.task_support != "forbidden"
+
+    def requires_task(self, tool: Tool) -> bool:
+        return tool.task_support == "required"
+
+    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
+                     progress_token: str) -> TaskState | ToolResult:
+        raw = await self.session.request(
+            "tools/call", wire.call_params(tool.name, arguments, ttl_ms, progress_token))
+        if "task" not in raw and "content" in raw:
+            # Some servers run a call inline even when asked for a task; accept the result.
+            return self._tool_result(raw, "tools/call")
+        try:
+            return wire.parse_create_result(raw)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.server, method="tools/call", data=raw) from None
+
+    async def get(self, task_id: str) -> TaskState:
+        try:
+            raw = await self.session.request("tasks/get", {"taskId": task_id})
+        except ProtocolError as exc:
+            raise self.task_error(exc, task_id) from None
+        try:
+            return parse_task(raw, "tasks/get result")
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.server, method="tasks/get", data=raw) from None
+
+    async def serve_input(self, handle: "TaskHandle") -> None:
+        self._open_fetch(handle.task_id)  # type: ignore[arg-type]
+
+    def _open_fetch(self, task_id: str) -> asyncio.Task[dict[str, Any]]:
+        fetch = self._fetches.get(task_id)
+        if fetch is None or (fetch.done() and (fetch.cancelled() or fetch.exception() is not None)):
+            # Blocks until the task is terminal: no timeout, cancelled through release()/cancel.
+            fetch = asyncio.ensure_future(self.session.request("tasks/result", {"taskId": task_id},
+                                                               timeout=None))
+            fetch.add_done_callback(_consume)
+            self._fetches[task_id] = fetch
+        return fetch
+
+    async def result(self, handle: "TaskHandle") -> ToolResult:
+        task_id = handle.task_id
+        assert task_id is not None
+        if handle.status == CANCELLED:
+            raise TaskCancelled(handle.status_message or "the task was cancelled", server=self.server,
+                                task_id=task_id, tool=handle.tool)
+        try:
+            raw = await self._open_fetch(task_id)
+        except ProtocolError as exc:
+            if isinstance(exc, InvalidMessage):
+                raise
+            raise TaskFailed(handle.status_message or exc.message, server=self.server, task_id=task_id,
+                             tool=handle.tool, status_message=handle.status_message,
+                             error=exc.error) from None
+        finally:
+            self._fetches.pop(task_id, None)
+        return self._tool_result(raw, "tasks/result")
+
+    def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
+        try:
+            return ToolResult.from_wire(raw)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.server, method=method, data=raw) from None
+
+    async def cancel(self, task_id: str) -> TaskState | None:
+        if not self.supports_cancel:
+            raise UsageError("this server does not offer tasks/cancel", server=self.server)
+        try:
+            raw = await self.session.request("tasks/cancel", {"taskId": task_id})
+        except ProtocolError as exc:
+            if exc.code == -32602:
+                return None  # already terminal (or gone): the next poll tells which
+            raise
+        try:
+            return parse_task(raw, "tasks/cancel result")
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.server, method="tasks/cancel", data=raw) from None
+
+    async def list(self) -> list[TaskState]:
+        if not self.supports_list:
+            return []
+        states: list[TaskState] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            raw = await self.session.request("tasks/list", {"cursor": cursor} if cursor else {})
+            try:
+                page, cursor = wire.parse_list_result(raw)
+            except ValueError as exc:
+                raise InvalidMessage(str(exc), server=self.server, method="tasks/list", data=raw) from None
+            states.extend(page)
+            if not cursor or cursor in seen:
+                return states
+            seen.add(cursor)
+
+    def release(self, handle: "TaskHandle") -> None:
+        fetch = self._fetches.pop(handle.task_id or "", None)
+        if fetch is not None and not fetch.done():
+            fetch.cancel()
+
+
+class CallOnlyDialect(TaskDialect):
+    """A server without task support: every call is an ordinary request behind the same handle."""
+
+    name = "none"
+
+    def runs_as_task(self, tool: Tool) -> bool:
+        return False
+
+    def requires_task(self, tool: Tool) -> bool:
+        return False
+
+    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
+                     progress_token: str) -> TaskState | ToolResult:
+        raise UsageError("this server has no tasks", server=self.server)
+
+    async def get(self, task_id: str) -> TaskState:
+        raise UsageError("this server has no tasks", server=self.server)
+
+    async def result(self, handle: "TaskHandle") -> ToolResult:
+        raise UsageError("this server has no tasks", server=self.server)
+
+    async def cancel(self, task_id: str) -> TaskState | None:
+        raise UsageError("this server has no tasks", server=self.server)
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()

@@ -1,0 +1,149 @@
+"""The one tree of errors this library raises.
+
+    MCPError                      root: catch this to catch everything
+    ├── ConnectionFailed          the server cannot be reached or the link broke
+    │   ├── ServerExited          a stdio server process ended (exit code and stderr tail)
+    │   ├── HTTPStatusError       an HTTP answer with a 4xx/5xx status
+    │   └── SessionExpired        the server no longer knows our HTTP session
+    ├── ProtocolError             a JSON-RPC error answer (code, message, data)
+    │   └── InvalidMessage        the server sent something that is not valid JSON-RPC / MCP
+    ├── RequestTimeout            no answer within the request's timeout
+    ├── UsageError                the caller asked for something impossible (unknown tool, bad arguments)
+    │   └── ToolNotFound
+    └── TaskError                 about one task
+        ├── TaskFailed            failed without a result (status message and JSON-RPC error kept)
+        ├── TaskCancelled
+        ├── TaskNotFound          the server does not know the task id
+        │   └── TaskExpired       ... because its ttl ran out
+        └── TaskLost              the connection to the task's server was lost
+
+Every error names the server it came from (``server``) in its message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MCPError(Exception):
+    """Root of every error raised by mcp_tasks_jupyter."""
+
+    def __init__(self, message: str, *, server: str | None = None) -> None:
+        self.server = server
+        self.detail = message
+        super().__init__(f"[{server}] {message}" if server else message)
+
+
+class ConnectionFailed(MCPError):
+    """The server could not be reached, or the connection to it broke."""
+
+
+class ServerExited(ConnectionFailed):
+    """A stdio server process ended; ``returncode`` and ``stderr`` (its last lines) are kept."""
+
+    def __init__(self, message: str, *, server: str | None = None,
+                 returncode: int | None = None, stderr: str = "") -> None:
+        self.returncode = returncode
+        self.stderr = stderr
+        if stderr:
+            message = f"{message}\n--- server stderr (last lines) ---\n{stderr}"
+        super().__init__(message, server=server)
+
+
+class HTTPStatusError(ConnectionFailed):
+    """The server answered an HTTP request with an error status."""
+
+    def __init__(self, message: str, *, server: str | None = None,
+                 status_code: int = 0, body: str = "") -> None:
+        self.status_code = status_code
+        self.body = body
+        super().__init__(message, server=server)
+
+
+class SessionExpired(ConnectionFailed):
+    """The server answered 404 for our ``Mcp-Session-Id``: it forgot the session."""
+
+
+class ProtocolError(MCPError):
+    """The server answered with a JSON-RPC error."""
+
+    def __init__(self, message: str, *, server: str | None = None, code: int = -32603,
+                 data: Any = None, method: str | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+        where = f"{method}: " if method else ""
+        super().__init__(f"{where}{message} (JSON-RPC error {code})", server=server)
+
+    @property
+    def error(self) -> dict[str, Any]:
+        """The JSON-RPC error object as the server sent it."""
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+
+class InvalidMessage(ProtocolError):
+    """The server sent something that is not valid JSON-RPC or not a valid MCP message."""
+
+    def __init__(self, message: str, *, server: str | None = None, method: str | None = None,
+                 data: Any = None) -> None:
+        super().__init__(message, server=server, code=-32700 if data is None else -32600,
+                         data=data, method=method)
+
+
+class RequestTimeout(MCPError):
+    """A request got no answer in time (the request was cancelled on the server)."""
+
+
+class UsageError(MCPError):
+    """The caller asked for something that cannot work (checked before anything is sent)."""
+
+
+class ToolNotFound(UsageError):
+    """The server does not offer a tool of that name."""
+
+
+class TaskError(MCPError):
+    """An error about one task; ``task_id`` and ``tool`` say which."""
+
+    def __init__(self, message: str, *, server: str | None = None,
+                 task_id: str | None = None, tool: str | None = None) -> None:
+        self.task_id = task_id
+        self.tool = tool
+        label = f"task {task_id}" if task_id else "task"
+        if tool:
+            label = f"{tool} {label}"
+        super().__init__(f"{label}: {message}", server=server)
+
+
+class TaskFailed(TaskError):
+    """The task failed without a tool result.
+
+    ``status_message`` is the server's own words; ``error`` the JSON-RPC error object, when one was sent.
+    """
+
+    def __init__(self, message: str, *, server: str | None = None, task_id: str | None = None,
+                 tool: str | None = None, status_message: str | None = None,
+                 error: dict[str, Any] | None = None) -> None:
+        self.status_message = status_message
+        self.error = error
+        super().__init__(message, server=server, task_id=task_id, tool=tool)
+
+
+class TaskCancelled(TaskError):
+    """The task was cancelled (by us, or by the server)."""
+
+
+class TaskNotFound(TaskError):
+    """The server does not know this task id (never had it, or purged it)."""
+
+
+class TaskExpired(TaskNotFound):
+    """The server dropped the task because its ttl ran out."""
+
+
+class TaskLost(TaskError):
+    """The connection to the task's server broke; the task may still run there."""

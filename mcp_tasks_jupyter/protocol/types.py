@@ -1,0 +1,185 @@
+"""MCP wire models this client reads, validated at the boundary with pydantic. No I/O.
+
+Field names follow the wire (camelCase) through aliases; unknown fields are kept (``extra="allow"``)
+so nothing a server sends is silently lost. ``parse(Model, data, what)`` turns a validation failure
+into a ``ValueError`` whose text says what was wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], data: Any, what: str) -> M:
+    """Validate ``data`` as ``model``; raise ValueError naming ``what`` and the first problems."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:3])
+        raise ValueError(f"invalid {what}: {problems}") from None
+
+
+# --- initialize -------------------------------------------------------------------------------
+
+class Implementation(WireModel):
+    name: str
+    version: str = ""
+    title: str | None = None
+
+
+class InitializeResult(WireModel):
+    protocol_version: str = Field(alias="protocolVersion")
+    capabilities: dict[str, Any] = Field(default_factory=dict)
+    server_info: Implementation = Field(alias="serverInfo")
+    instructions: str | None = None
+
+
+# --- content blocks ---------------------------------------------------------------------------
+
+class Annotated(WireModel):
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class TextContent(Annotated):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageContent(Annotated):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str = Field(alias="mimeType")
+
+
+class AudioContent(Annotated):
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str = Field(alias="mimeType")
+
+
+class ResourceContents(WireModel):
+    uri: str
+    mime_type: str | None = Field(default=None, alias="mimeType")
+    text: str | None = None
+    blob: str | None = None
+
+
+class EmbeddedResource(Annotated):
+    type: Literal["resource"] = "resource"
+    resource: ResourceContents
+
+
+class ResourceLink(Annotated):
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = Field(default=None, alias="mimeType")
+    size: int | None = None
+
+
+class UnknownContent(WireModel):
+    """A content block of a type this client does not know; kept as sent."""
+    type: str
+
+
+ContentBlock = Union[TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink,
+                     UnknownContent]
+
+_CONTENT_TYPES: dict[str, type[WireModel]] = {
+    "text": TextContent, "image": ImageContent, "audio": AudioContent,
+    "resource": EmbeddedResource, "resource_link": ResourceLink,
+}
+
+
+def parse_content(blocks: Any) -> list[ContentBlock]:
+    """Validate a ``content`` array; unknown block types are kept as UnknownContent."""
+    if not isinstance(blocks, list):
+        raise ValueError("invalid tool result: 'content' must be an array")
+    out: list[ContentBlock] = []
+    for i, block in enumerate(blocks):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise ValueError(f"invalid tool result: content[{i}] must be an object with a 'type'")
+        model = _CONTENT_TYPES.get(block["type"], UnknownContent)
+        out.append(parse(model, block, f"content[{i}] ({block['type']})"))  # type: ignore[arg-type]
+    return out
+
+
+# --- tools ------------------------------------------------------------------------------------
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+
+
+class Tool(WireModel):
+    """A tool the server offers. ``input_schema`` is kept exactly as sent."""
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(alias="inputSchema", default_factory=dict)
+    output_schema: dict[str, Any] | None = Field(default=None, alias="outputSchema")
+    annotations: dict[str, Any] | None = None
+    execution: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+    @property
+    def task_support(self) -> TaskSupport:
+        """``forbidden`` / ``optional`` / ``required`` from ``execution.taskSupport`` (absent = forbidden)."""
+        value = (self.execution or {}).get("taskSupport")
+        return value if value in ("optional", "required") else "forbidden"
+
+    @property
+    def required_arguments(self) -> list[str]:
+        req = self.input_schema.get("required", [])
+        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+
+
+class ListToolsResult(WireModel):
+    tools: list[Tool]
+    next_cursor: str | None = Field(default=None, alias="nextCursor")
+
+
+# --- notifications and server requests --------------------------------------------------------
+
+class ProgressParams(WireModel):
+    progress_token: Union[str, int] = Field(alias="progressToken")
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class LoggingMessageParams(WireModel):
+    level: str
+    logger: str | None = None
+    data: Any = None
+
+
+class CancelledParams(WireModel):
+    request_id: Union[str, int, None] = Field(default=None, alias="requestId")
+    reason: str | None = None
+
+
+class ElicitRequestParams(WireModel):
+    message: str
+    mode: str | None = None
+    requested_schema: dict[str, Any] | None = Field(default=None, alias="requestedSchema")
+    url: str | None = None
+    elicitation_id: str | None = Field(default=None, alias="elicitationId")
+
+
+class CreateMessageRequestParams(WireModel):
+    messages: list[dict[str, Any]]
+    max_tokens: int = Field(alias="maxTokens")
+    system_prompt: str | None = Field(default=None, alias="systemPrompt")
+    model_preferences: dict[str, Any] | None = Field(default=None, alias="modelPreferences")

@@ -1,0 +1,55 @@
+"""The one narrow interface every transport implements, and what it reports back."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Protocol
+
+from ..errors import InvalidMessage, MCPError
+from ..protocol.jsonrpc import Message, RequestId
+
+
+class TransportEvents(Protocol):
+    """What a transport tells its owner (the session). Called from the event loop, never blocking."""
+
+    def message_received(self, message: Message) -> None: ...
+
+    def request_failed(self, msg_id: RequestId, exc: MCPError) -> None:
+        """A transport failure tied to one outstanding request (e.g. its SSE stream was cut for good)."""
+
+    def noise_received(self, exc: InvalidMessage) -> None:
+        """Undecodable data that cannot be tied to a request."""
+
+    def connection_lost(self, exc: MCPError) -> None:
+        """The connection is gone for good; every outstanding request should fail with ``exc``."""
+
+
+class Transport(ABC):
+    """Moves JSON-RPC messages between this client and one server.
+
+    ``send`` raises an MCPError subclass when the message could not be delivered, or when a failure is
+    tied to it (an HTTP error status for a request). Everything the server sends arrives through the
+    TransportEvents given to ``start``.
+    """
+
+    kind: str = "?"
+    #: A short, human name for the server end ("python -m x", "http://host/mcp"); used in errors.
+    label: str = "?"
+
+    @abstractmethod
+    async def start(self, events: TransportEvents) -> None: ...
+
+    @abstractmethod
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    def set_protocol_version(self, version: str) -> None:
+        """Called once the protocol version is agreed (HTTP sends it as a header)."""
+
+    async def open_listener(self) -> None:
+        """Open the channel for server-initiated messages where the transport needs one (HTTP GET)."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"transport": self.kind, "target": self.label}
