@@ -90,8 +90,12 @@ class InvalidMessage(ProtocolError):
 
     def __init__(self, message: str, *, server: str | None = None, method: str | None = None,
                  data: Any = None) -> None:
-        super().__init__(message, server=server, code=-32700 if data is None else -32600,
-                         data=data, method=method)
+        self.code = -32700 if data is None else -32600
+        self.message = message
+        self.data = data
+        self.method = method
+        where = f"{method}: " if method and not message.startswith(method) else ""
+        MCPError.__init__(self, f"{where}{message}", server=server)
 
 
 class RequestTimeout(MCPError):

@@ -59,6 +59,16 @@ class Session:
         self._serving: dict[RequestId, asyncio.Task[None]] = {}
         self._next_id = 0
 
+    @property
+    def name(self) -> str:
+        """How errors name the server."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
+        self.transport.server_name = value
+
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -107,11 +117,13 @@ class Session:
         self._pending[msg_id] = (future, method)
         seconds = self.request_timeout if timeout == "default" else timeout
         try:
-            await self.transport.send(jsonrpc.request(msg_id, method, params))
             if seconds is None:
+                await self.transport.send(jsonrpc.request(msg_id, method, params))
                 return await future
             try:
+                # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
                 async with asyncio.timeout(seconds):  # type: ignore[arg-type]
+                    await self.transport.send(jsonrpc.request(msg_id, method, params))
                     return await future
             except TimeoutError:
                 self._withdraw(msg_id, f"no answer within {seconds} s")

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
-from .errors import (ConnectionFailed, InvalidMessage, MCPError, ProtocolError, RequestTimeout,
+from .errors import (ConnectionFailed, MCPError, ProtocolError, RequestTimeout,
                      TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
 from .protocol.tasks import (CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING,
                              TaskState)
@@ -208,31 +208,37 @@ class TaskHandle:
             self._finish(error=exc)
 
     async def _poll(self, dialect: "TaskDialect", poll_now: bool = False) -> None:
-        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval."""
+        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval.
+
+        Connection trouble and timeouts are retried with backoff; after MAX_POLL_FAILURES in a row,
+        or when the connection is gone for good, the handle ends with TaskLost.
+        """
         failures = 0
         loop = asyncio.get_running_loop()
         try:
             while not self._future.done():
-                if self.status in TERMINAL:
-                    self._finish(await dialect.result(self))
-                    return
-                if self.status == INPUT_REQUIRED:
-                    await dialect.serve_input(self)
-                if not poll_now:
-                    pause = (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000
-                    if failures:
-                        pause = max(pause, min(MAX_BACKOFF_S, 2.0 ** failures))
-                    await self._sleep_until(loop.time() + pause)
-                    if self.status in TERMINAL:
-                        continue
-                poll_now = False
                 try:
+                    if self.status in TERMINAL:
+                        if failures:
+                            await asyncio.sleep(min(MAX_BACKOFF_S, 2.0 ** failures))
+                        self._finish(await dialect.result(self))
+                        return
+                    if self.status == INPUT_REQUIRED:
+                        await dialect.serve_input(self)
+                    if not poll_now:
+                        pause = (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000
+                        if failures:
+                            pause = max(pause, min(MAX_BACKOFF_S, 2.0 ** failures))
+                        await self._sleep_until(loop.time() + pause)
+                        if self.status in TERMINAL:
+                            continue
+                    poll_now = False
                     assert self.task_id is not None
                     self._apply(await dialect.get(self.task_id))
                     failures = 0
-                except (ConnectionFailed, RequestTimeout, InvalidMessage) as exc:
+                except (ConnectionFailed, RequestTimeout) as exc:
                     if dialect.session.closed_error is not None or failures + 1 >= MAX_POLL_FAILURES:
-                        raise TaskLost(f"lost contact with the server while polling: {exc.detail}",
+                        raise TaskLost(f"lost contact with the server: {exc.detail}",
                                        server=self.server, task_id=self.task_id, tool=self.tool) from exc
                     failures += 1
         except asyncio.CancelledError:

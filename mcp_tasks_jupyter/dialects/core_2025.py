@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidMessage, ProtocolError, TaskCancelled, TaskFailed, UsageError
+from ..errors import (InvalidMessage, ProtocolError, RequestTimeout, TaskCancelled, TaskFailed,
+                      UsageError)
 from ..protocol import tasks_2025 as wire
 from ..protocol.tasks import CANCELLED, TaskState, parse_task
 from ..protocol.types import Tool
@@ -82,7 +83,12 @@ class Core2025Dialect(TaskDialect):
             raise TaskCancelled(handle.status_message or "the task was cancelled", server=self.server,
                                 task_id=task_id, tool=handle.tool)
         try:
-            raw = await self._open_fetch(task_id)
+            # The task is terminal, so the server owes the answer now: wait a normal request's time.
+            async with asyncio.timeout(self.session.request_timeout):
+                raw = await asyncio.shield(self._open_fetch(task_id))
+        except TimeoutError:
+            raise RequestTimeout(f"tasks/result: no answer within {self.session.request_timeout} s "
+                                 f"for a finished task", server=self.server) from None
         except ProtocolError as exc:
             if isinstance(exc, InvalidMessage):
                 raise

@@ -35,6 +35,8 @@ class Transport(ABC):
     kind: str = "?"
     #: A short, human name for the server end ("python -m x", "http://host/mcp"); used in errors.
     label: str = "?"
+    #: How errors name the server; the session sets it once the server has introduced itself.
+    server_name: str = "?"
 
     @abstractmethod
     async def start(self, events: TransportEvents) -> None: ...

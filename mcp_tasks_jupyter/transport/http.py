@@ -38,7 +38,7 @@ class StreamableHTTPTransport(Transport):
     def __init__(self, url: str, *, headers: dict[str, str] | None = None,
                  connect_timeout: float = 10.0) -> None:
         self.url = url
-        self.label = url
+        self.label = self.server_name = url
         self._user_headers = dict(headers or {})
         self._connect_timeout = connect_timeout
         self._client: httpx.AsyncClient | None = None
@@ -69,7 +69,7 @@ class StreamableHTTPTransport(Transport):
         sid = response.headers.get("mcp-session-id")
         if sid and sid != self.session_id:
             if not sid.isascii() or not sid.isprintable():
-                raise InvalidMessage("the server sent an invalid Mcp-Session-Id", server=self.label)
+                raise InvalidMessage("the server sent an invalid Mcp-Session-Id", server=self.server_name)
             self.session_id = sid
             self._rebuild_headers()
 
@@ -114,17 +114,17 @@ class StreamableHTTPTransport(Transport):
     def _connection_error(self, exc: httpx.HTTPError) -> ConnectionFailed:
         if isinstance(exc, httpx.ConnectError):
             return ConnectionFailed(f"cannot connect to {self.url}: {exc or 'connection refused'}",
-                                    server=self.label)
+                                    server=self.server_name)
         if isinstance(exc, httpx.TimeoutException):
             return ConnectionFailed(f"timed out talking to {self.url} ({type(exc).__name__})",
-                                    server=self.label)
+                                    server=self.server_name)
         return ConnectionFailed(f"HTTP failure talking to {self.url}: {type(exc).__name__}: {exc}",
-                                server=self.label)
+                                server=self.server_name)
 
     async def send(self, message: dict[str, Any]) -> None:
         client, events = self._client, self._events
         if client is None or events is None or self._closed:
-            raise ConnectionFailed("the connection is closed", server=self.label)
+            raise ConnectionFailed("the connection is closed", server=self.server_name)
         msg_id: RequestId | None = message.get("id") if "method" in message else None
         request = client.build_request("POST", self.url, content=jsonrpc.encode(message),
                                        headers=self._post_headers)
@@ -147,13 +147,13 @@ class StreamableHTTPTransport(Transport):
                 return
             if ctype != "application/json":
                 raise InvalidMessage(f"answer to {message.get('method')} has content type "
-                                     f"{ctype or 'none'!r} (HTTP {status})", server=self.label)
+                                     f"{ctype or 'none'!r} (HTTP {status})", server=self.server_name)
             body = await response.aread()
             try:
                 messages = jsonrpc.decode(body)
             except jsonrpc.MessageError as exc:
                 raise InvalidMessage(f"unreadable answer to {message.get('method')}: {exc}",
-                                     server=self.label) from None
+                                     server=self.server_name) from None
             for msg in messages:
                 events.message_received(msg)
         except httpx.HTTPError as exc:
@@ -179,11 +179,11 @@ class StreamableHTTPTransport(Transport):
                 pass
         if status == 404 and self.session_id:
             raise SessionExpired(f"HTTP 404 for session {self.session_id}: the server ended the session",
-                                 server=self.label)
+                                 server=self.server_name)
         text = body.decode(errors="replace").strip()
         raise HTTPStatusError(f"HTTP {status} {response.reason_phrase} for {method or 'message'}"
                               + (f": {text[:300]}" if text else ""),
-                              server=self.label, status_code=status, body=text)
+                              server=self.server_name, status_code=status, body=text)
 
     # -- SSE streams ---------------------------------------------------------------------------
 
@@ -194,7 +194,7 @@ class StreamableHTTPTransport(Transport):
         try:
             messages = jsonrpc.decode(data)
         except jsonrpc.MessageError as exc:
-            self._events.noise_received(InvalidMessage(f"unreadable SSE event: {exc}", server=self.label))
+            self._events.noise_received(InvalidMessage(f"unreadable SSE event: {exc}", server=self.server_name))
             return []
         for msg in messages:
             self._events.message_received(msg)
@@ -220,13 +220,13 @@ class StreamableHTTPTransport(Transport):
             if parser.last_event_id is None:
                 self._events.request_failed(msg_id, ConnectionFailed(
                     "the SSE stream closed before the answer arrived, and it carried no event id to "
-                    "resume from", server=self.label))
+                    "resume from", server=self.server_name))
                 return
             attempts += 1
             if attempts > MAX_RESUME_ATTEMPTS:
                 self._events.request_failed(msg_id, ConnectionFailed(
                     f"the SSE stream was cut {attempts} times before the answer arrived",
-                    server=self.label))
+                    server=self.server_name))
                 return
             await asyncio.sleep((parser.retry_ms if parser.retry_ms is not None
                                  else DEFAULT_RETRY_MS) / 1000)
@@ -249,7 +249,7 @@ class StreamableHTTPTransport(Transport):
         if response.status_code != 200 or _ctype(response) != SSE:
             await response.aclose()
             raise HTTPStatusError(f"GET for the event stream answered HTTP {response.status_code}",
-                                  server=self.label, status_code=response.status_code)
+                                  server=self.server_name, status_code=response.status_code)
         return response
 
     async def open_listener(self) -> None:

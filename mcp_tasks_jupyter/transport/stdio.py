@@ -38,7 +38,7 @@ class StdioTransport(Transport):
     def __init__(self, command: str | Sequence[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None) -> None:
         self.argv = _argv(command)
-        self.label = shlex.join(self.argv)
+        self.label = self.server_name = shlex.join(self.argv)
         self._env = {**os.environ, **env} if env else None
         self._cwd = cwd
         self._proc: asyncio.subprocess.Process | None = None
@@ -56,14 +56,14 @@ class StdioTransport(Transport):
         if shutil.which(program, path=(self._env or os.environ).get("PATH")) is None \
                 and not os.path.exists(program):
             raise ConnectionFailed(f"command not found: {program!r} (from {self.label!r})",
-                                   server=self.label)
+                                   server=self.server_name)
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd,
                 limit=MAX_LINE_BYTES)
         except OSError as exc:
-            raise ConnectionFailed(f"cannot start {self.label!r}: {exc}", server=self.label) from None
+            raise ConnectionFailed(f"cannot start {self.label!r}: {exc}", server=self.server_name) from None
         self._readers = [asyncio.create_task(self._read_stdout(events)),
                          asyncio.create_task(self._read_stderr())]
 
@@ -81,7 +81,7 @@ class StdioTransport(Transport):
                     line = await stdout.readline()
                 except ValueError:  # longer than MAX_LINE_BYTES
                     events.noise_received(InvalidMessage(
-                        f"a line longer than {MAX_LINE_BYTES} bytes was dropped", server=self.label))
+                        f"a line longer than {MAX_LINE_BYTES} bytes was dropped", server=self.server_name))
                     continue
                 if not line:
                     break
@@ -91,7 +91,7 @@ class StdioTransport(Transport):
                     messages = jsonrpc.decode(line)
                 except jsonrpc.MessageError as exc:
                     events.noise_received(InvalidMessage(
-                        f"unreadable line from the server: {exc}: {line[:200]!r}", server=self.label))
+                        f"unreadable line from the server: {exc}: {line[:200]!r}", server=self.server_name))
                     continue
                 for message in messages:
                     events.message_received(message)
@@ -109,23 +109,23 @@ class StdioTransport(Transport):
         if len(self._readers) > 1:
             await asyncio.wait([self._readers[1]], timeout=0.5)
         what = f"exited with code {code}" if code is not None else "closed its stdout"
-        self._exit_error = ServerExited(f"the server process {what}", server=self.label,
+        self._exit_error = ServerExited(f"the server process {what}", server=self.server_name,
                                         returncode=code, stderr=self.stderr_tail)
         return self._exit_error
 
     async def send(self, message: dict[str, Any]) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
-            raise ConnectionFailed("not started", server=self.label)
+            raise ConnectionFailed("not started", server=self.server_name)
         if self._exit_error is not None or proc.returncode is not None:
             raise self._exit_error or ServerExited(
-                f"the server process exited with code {proc.returncode}", server=self.label,
+                f"the server process exited with code {proc.returncode}", server=self.server_name,
                 returncode=proc.returncode, stderr=self.stderr_tail)
         try:
             proc.stdin.write(jsonrpc.encode(message) + b"\n")
             await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
-            raise ServerExited(f"cannot write to the server process ({exc})", server=self.label,
+            raise ServerExited(f"cannot write to the server process ({exc})", server=self.server_name,
                                returncode=proc.returncode, stderr=self.stderr_tail) from None
 
     async def close(self) -> None:
