@@ -16,7 +16,7 @@ from .protocol.tasks import TaskState, parse_task
 from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, ListToolsResult, Tool)
 from .results import ToolResult
 from .session import HandlerError, Session
-from .tasks import TaskHandle
+from .tasks import MAX_POLL_FAILURES, TaskHandle
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ class Client:
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=500)
         self._tools: dict[str, Tool] | None = None
         self._closed = False
+        #: Failed polls in a row (with backoff between them) before a task is declared lost.
+        self.max_poll_failures = MAX_POLL_FAILURES
         session.notification_handlers[tasks_2025.STATUS_NOTIFICATION] = self._on_task_status
         session.notification_handlers["notifications/message"] = self._on_log
         session.request_handlers["elicitation/create"] = self._on_elicit

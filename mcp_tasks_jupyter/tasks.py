@@ -7,6 +7,7 @@ import collections
 import logging
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
 from .errors import (ConnectionFailed, MCPError, ProtocolError, RequestTimeout,
@@ -136,6 +137,8 @@ class TaskHandle:
     def _apply(self, state: TaskState) -> None:
         if self.status in TERMINAL:
             return  # a terminal task never changes again
+        if _older(state.last_updated_at, self.last_updated_at):
+            return  # a poll answer that crossed a newer push on the wire
         changed = (state.status != self.status or state.status_message != self.status_message
                    or state.poll_interval_ms != self.poll_interval_ms or state.ttl_ms != self.ttl_ms)
         self.task_id = state.task_id
@@ -237,7 +240,7 @@ class TaskHandle:
                     self._apply(await dialect.get(self.task_id))
                     failures = 0
                 except (ConnectionFailed, RequestTimeout) as exc:
-                    if dialect.session.closed_error is not None or failures + 1 >= MAX_POLL_FAILURES:
+                    if dialect.session.closed_error is not None or failures + 1 >= self.client.max_poll_failures:
                         raise TaskLost(f"lost contact with the server: {exc.detail}",
                                        server=self.server, task_id=self.task_id, tool=self.tool) from exc
                     failures += 1
@@ -265,6 +268,18 @@ class TaskHandle:
                 return
             if self.status in TERMINAL or self.status == INPUT_REQUIRED:
                 return
+
+
+def _older(new: str | None, current: str | None) -> bool:
+    """Whether timestamp ``new`` is strictly before ``current`` (unknown or unparseable: no)."""
+    if not new or not current or new == current:
+        return False
+    if len(new) == len(current):
+        return new < current  # one server writes one format: ISO strings then sort as times
+    try:
+        return datetime.fromisoformat(new) < datetime.fromisoformat(current)
+    except ValueError:
+        return False
 
 
 def _as_task_failure(exc: MCPError, handle: TaskHandle) -> TaskError:

@@ -1,0 +1,34 @@
+"""The demo server, started by the tests over stdio and over Streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, AsyncIterator, Callable
+
+import pytest
+
+import mcp_tasks_jupyter as mtj
+from tests.support import demo_stdio_argv, start_demo_http
+
+
+@contextlib.asynccontextmanager
+async def demo_client(transport: str, *server_args: str, **options: Any) -> AsyncIterator[mtj.Client]:
+    """A client connected to a fresh demo server over ``transport`` ("stdio" or "http")."""
+    if transport == "stdio":
+        async with mtj.connect(demo_stdio_argv(*server_args), **options) as client:
+            yield client
+    else:
+        with start_demo_http(*server_args) as url:
+            async with mtj.connect(url, **options) as client:
+                yield client
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def connect_demo(transport: str) -> Callable[..., Any]:
+    """``async with connect_demo(*server_args, **connect_options) as client``."""
+    return lambda *args, **options: demo_client(transport, *args, **options)
