@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import (InvalidMessage, ProtocolError, RequestTimeout, TaskCancelled, TaskFailed,
                       UsageError)
 from ..protocol import tasks_2025 as wire
-from ..protocol.tasks import CANCELLED, TaskState, parse_task
+from ..protocol.tasks import CANCELLED, FAILED, TaskState, parse_task
 from ..protocol.types import Tool
 from ..results import ToolResult
 from .base import TaskDialect
@@ -97,6 +97,10 @@ class Core2025Dialect(TaskDialect):
                              error=exc.error) from None
         finally:
             self._fetches.pop(task_id, None)
+        if handle.status == FAILED and "content" not in raw:
+            # Some servers (mcp 1.x) answer a failed task's tasks/result with only its _meta.
+            raise TaskFailed(handle.status_message or "the task failed", server=self.server,
+                             task_id=task_id, tool=handle.tool, status_message=handle.status_message)
         return self._tool_result(raw, "tasks/result")
 
     def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:

@@ -23,6 +23,7 @@ from .sse import SSEParser, iter_events
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
 MAX_LISTEN_BACKOFF_S = 30.0
+LISTEN_OPEN_WAIT_S = 5.0
 SSE = "text/event-stream"
 
 
@@ -253,12 +254,25 @@ class StreamableHTTPTransport(Transport):
         return response
 
     async def open_listener(self) -> None:
-        if self._listener is None and not self._closed:
-            self._listener = asyncio.create_task(self._listen())
+        """Open the standalone GET stream and wait (briefly) until the server took it or refused it.
 
-    async def _listen(self) -> None:
+        Waiting matters: servers drop messages meant for a stream that is not open yet.
+        """
+        if self._listener is None and not self._closed:
+            first_try = asyncio.get_running_loop().create_future()
+            self._listener = asyncio.create_task(self._listen(first_try))
+            await asyncio.wait([first_try], timeout=LISTEN_OPEN_WAIT_S)
+
+    async def _listen(self, first_try: asyncio.Future[None]) -> None:
         """Keep the standalone GET stream open; reconnect with Last-Event-ID when it drops."""
         parser = SSEParser()
+        try:
+            await self._listen_loop(parser, first_try)
+        finally:
+            if not first_try.done():
+                first_try.set_result(None)
+
+    async def _listen_loop(self, parser: SSEParser, first_try: asyncio.Future[None]) -> None:
         backoff = 0.0
         while not self._closed:
             try:
@@ -270,6 +284,8 @@ class StreamableHTTPTransport(Transport):
                 response = None
             except ConnectionFailed:
                 response = None
+            if not first_try.done():
+                first_try.set_result(None)
             if response is not None:
                 self.listening = True
                 backoff = 0.0

@@ -1,0 +1,108 @@
+"""The client under test for the official conformance suite (see SCENARIOS.md).
+
+    conformance client --command "python tests/conformance/client.py" --scenario NAME [--spec-version V]
+
+The runner appends the scripted server's URL as the last argument and sets
+MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and, for some scenarios,
+MCP_CONFORMANCE_CONTEXT (JSON). Exit 0 when the scenario's steps ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+import mcp_tasks_jupyter as mtj
+
+TIMEOUT = 25  # seconds; the runner kills the client at 30
+STATEFUL_VERSIONS = {"2025-03-26", "2025-06-18", "2025-11-25"}
+
+
+async def accept_with_defaults(request: dict[str, Any]) -> dict[str, Any]:
+    """Accept every elicitation, answering each field that has a schema default with that default."""
+    properties = (request.get("requestedSchema") or {}).get("properties") or {}
+    return {"action": "accept", "content": {k: p["default"] for k, p in properties.items() if "default" in p}}
+
+
+async def initialize(client: Any, context: dict) -> None:
+    pass  # connecting is the whole scenario
+
+
+async def tools_call(client: Any, context: dict) -> None:
+    await client.list_tools()
+    await client.call_tool("add_numbers", {"a": 5, "b": 3})
+
+
+async def elicitation_defaults(client: Any, context: dict) -> None:
+    await client.list_tools()
+    await client.call_tool("test_client_elicitation_defaults", {})
+
+
+async def sse_retry(client: Any, context: dict) -> None:
+    await client.list_tools()
+    await client.call_tool("test_reconnection", {})
+
+
+async def schema_preservation(client: Any, context: dict) -> None:
+    tools = {tool.name: tool for tool in await client.list_tools()}
+    await client.call_tool("json_schema_echo", {"schema": tools["json_schema_2020_12_tool"].input_schema})
+
+
+async def list_only(client: Any, context: dict) -> None:
+    await client.list_tools()
+
+
+async def request_state(client: Any, context: dict) -> None:
+    await client.list_tools()
+    for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"):
+        await client.call_tool(name, {})
+
+
+async def call_every_tool(client: Any, context: dict) -> None:
+    """Call each tool the client kept, with a placeholder for each required argument."""
+    for tool in await client.list_tools():
+        await client.call_tool(tool.name, {name: "x" for name in tool.input_schema.get("required", [])})
+
+
+async def custom_headers(client: Any, context: dict) -> None:
+    await client.list_tools()
+    for call in context["toolCalls"]:
+        await client.call_tool(call["name"], call["arguments"])
+
+
+SCENARIOS = {
+    "initialize": initialize,
+    "tools_call": tools_call,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
+    "sse-retry": sse_retry,
+    "json-schema-2020-12-preservation": schema_preservation,
+    "request-metadata": list_only,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": call_every_tool,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": call_every_tool,
+    "json-schema-ref-no-deref": list_only,
+}
+
+
+async def main() -> int:
+    scenario = os.environ["MCP_CONFORMANCE_SCENARIO"]
+    if scenario not in SCENARIOS:
+        print(f"client.py: no steps for scenario {scenario!r}", file=sys.stderr)
+        return 2
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    url = sys.argv[-1]
+    # The stateful wire (initialize) is the library's default; the stateless one must be asked for.
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
+    options = {} if version in STATEFUL_VERSIONS else {"protocol_version": version}
+    async with asyncio.timeout(TIMEOUT):
+        async with mtj.connect(url, elicitation_handler=accept_with_defaults, **options) as client:
+            await SCENARIOS[scenario](client, context)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,47 @@
+"""Our client (tests/conformance/client.py) against the official conformance suite's client scenarios.
+
+Each scenario starts a scripted server, runs the client with its URL as the last argument, and
+writes checks.json; a scenario passes when the runner exits 0 and no check is a FAILURE or a
+WARNING (the runner fails on both). SCENARIOS.md says what each scenario expects of the client.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.peers
+
+# The stateful wire (initialize handshake, sessions, SSE streams).
+SCENARIOS_2025_11_25 = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "json-schema-2020-12-preservation",
+]
+
+# The stateless wire (per-request _meta, no initialize), where the tasks extension lives.
+SCENARIOS_2026_07_28 = [
+    "tools_call",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
+
+# The 2026-07-28 scenarios join CASES with the stateless wire (issue 5); client.py already has their steps.
+CASES = [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("scenario", "spec_version"), CASES)
+def test_client_scenario(scenario: str, spec_version: str, tmp_path: Path, conformance_suite) -> None:
+    run = conformance_suite(scenario, spec_version, tmp_path, timeout=90)
+    passed = run.returncode == 0 and bool(run.checks) and not run.bad_checks
+    if not passed:  # no checks at all: the runner skipped the scenario or never got going
+        pytest.fail(run.report(), pytrace=False)

