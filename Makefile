@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers demo test clean
+.PHONY: setup peers demo test bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,6 +22,9 @@ demo: setup
 
 test: setup peers
 	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python benchmarks/poll_cost.py
 
 clean:
 	rm -rf $(VENV) $(PEERS)/node_modules

@@ -235,6 +235,8 @@ class Session:
             return  # the server withdrew the request (or we are closing): send nothing
         except HandlerError as exc:
             reply = jsonrpc.error_response(request.id, exc.code, exc.message, exc.data)
+        except InvalidMessage as exc:  # the server's request itself was malformed
+            reply = jsonrpc.error_response(request.id, jsonrpc.INVALID_PARAMS, exc.message)
         except Exception as exc:
             log.exception("handler for %s failed", request.method)
             reply = jsonrpc.error_response(request.id, jsonrpc.INTERNAL_ERROR,
