@@ -1,0 +1,118 @@
+"""Command line: ``python -m mcp_tasks_jupyter.demo [--http [--host H] [--port N]] ...``.
+
+See the package docstring (``mcp_tasks_jupyter.demo``) for the tools, the flags and the limits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from .config import DemoConfig
+from .server import DemoServer
+
+EPILOG = """\
+tools (durations are arguments):
+  slow_compute  {seconds=5, steps=10, label}        tasks optional; progress at each step
+  research      {topic, ambiguous=false, stage_seconds=0.5}
+                                                    tasks required; may ask a question (elicitation)
+  failing_job   {seconds=0.5, mode=tool_error|protocol_error, message}
+                                                    tasks optional; fails on purpose
+  make_chart    {values, title="Chart", seconds=0.2} tasks optional; a PNG bar chart
+  echo          {text}                              no tasks
+  exit_process  {after_seconds=0.5, code=3}         with --faults only: the process exits
+
+limits: a task ttl is clamped to [1000, --max-ttl] ms from creation, then the task is gone;
+tasks are shared by every session of the process and not access-controlled (anyone who can
+reach the server can list them); HTTP binds to 127.0.0.1 unless --host says otherwise.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the demo server."""
+    parser = argparse.ArgumentParser(
+        prog="python -m mcp_tasks_jupyter.demo",
+        description="Demo MCP server with long-running tools and tasks (protocol 2025-11-25).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP on /mcp instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="HTTP port (default 0: a free port)")
+    parser.add_argument(
+        "--poll-interval", type=int, default=500, metavar="MS", help="pollInterval advertised on tasks (default 500)"
+    )
+    parser.add_argument(
+        "--default-ttl",
+        type=int,
+        default=600_000,
+        metavar="MS",
+        help="ttl of a task whose request names none (default 600000)",
+    )
+    parser.add_argument(
+        "--max-ttl",
+        type=int,
+        default=3_600_000,
+        metavar="MS",
+        help="largest ttl granted; requests are clamped to [1000, max] (default 3600000)",
+    )
+    parser.add_argument(
+        "--tools-page-size", type=int, default=100, metavar="N", help="tools per tools/list page (default 100)"
+    )
+    parser.add_argument(
+        "--tasks-page-size", type=int, default=50, metavar="N", help="tasks per tasks/list page (default 50)"
+    )
+    parser.add_argument("--faults", action="store_true", help="also offer the exit_process fault tool")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="stderr log level (default warning)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the server until stdin closes (stdio) or SIGINT/SIGTERM (HTTP); the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error("--port must be between 0 and 65535")
+    try:
+        config = DemoConfig(
+            poll_interval_ms=args.poll_interval,
+            default_ttl_ms=args.default_ttl,
+            max_ttl_ms=args.max_ttl,
+            tools_page_size=args.tools_page_size,
+            tasks_page_size=args.tasks_page_size,
+            faults=args.faults,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s mcp-demo %(levelname)s %(message)s",
+    )
+    server = DemoServer(config)
+    try:
+        if args.http:
+            from .http_server import serve_http  # starlette and uvicorn only when needed
+
+            try:
+                return asyncio.run(serve_http(server, args.host, args.port))
+            except OSError as exc:  # e.g. the port is taken
+                print(f"cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+                return 1
+        from .stdio_server import serve_stdio
+
+        asyncio.run(serve_stdio(server))
+        return 0
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

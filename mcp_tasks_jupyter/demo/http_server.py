@@ -1,0 +1,265 @@
+"""The Streamable HTTP transport (2025-11-25): one endpoint, ``/mcp``, served by uvicorn.
+
+* POST: one JSON-RPC message. ``Accept`` must list ``application/json`` and
+  ``text/event-stream`` (406), ``Content-Type`` must be ``application/json`` (415), the body
+  must be JSON (400, -32700). ``initialize`` opens a session and answers with an
+  ``Mcp-Session-Id`` header; every later message needs that header (400 without, 404 if
+  unknown). Notifications and responses get 202. Requests get an ``application/json``
+  answer, except ``tasks/result``, which gets a ``text/event-stream`` carrying the task's
+  server requests (``elicitation/create``) and notifications, then the response.
+* GET: the standalone SSE stream of the session (409 if one is open already), or the
+  resumption of any stream of the session with ``Last-Event-ID``.
+* DELETE: ends the session (200); its tasks live on in the shared store.
+
+An ``MCP-Protocol-Version`` header naming an unsupported version gets 400; an ``Origin``
+header that is not a loopback or the bound host gets 403 (DNS rebinding protection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .http_session import HttpSession, SseConnection, StreamBusy, UnknownEventId
+from .jsonrpc import INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, make_error, message_kind
+from .protocol_2025 import SUPPORTED_VERSIONS
+from .server import DemoServer
+
+logger = logging.getLogger("mcp_tasks_jupyter.demo")
+
+JSON_TYPE = "application/json"
+SSE_TYPE = "text/event-stream"
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _http_error(status: int, message: str, code: int = INVALID_REQUEST) -> JSONResponse:
+    """An HTTP error whose body is a JSON-RPC error without an id."""
+    return JSONResponse(make_error(None, code, message), status_code=status)
+
+
+def _accepts(header: str, media_type: str) -> bool:
+    """Whether an ``Accept`` header lists ``media_type`` (or ``*/*``)."""
+    for part in header.split(","):
+        value = part.split(";")[0].strip().lower()
+        if value in (media_type, "*/*"):
+            return True
+    return False
+
+
+class McpHttpApp:
+    """The ASGI application: session table plus the GET/POST/DELETE handlers of ``/mcp``."""
+
+    def __init__(self, server: DemoServer, *, bound_host: str = "127.0.0.1") -> None:
+        self.server = server
+        self.sessions: dict[str, HttpSession] = {}
+        self._allowed_origin_hosts = LOOPBACK_HOSTS | {bound_host.strip("[]").lower()}
+        self.asgi = Starlette(routes=[Route("/mcp", self.endpoint, methods=["GET", "POST", "DELETE"])])
+
+    async def endpoint(self, request: Request) -> Response:
+        """Route one request on ``/mcp``."""
+        origin = request.headers.get("origin")
+        if origin is not None and (urlsplit(origin).hostname or "").lower() not in self._allowed_origin_hosts:
+            return _http_error(403, f"Forbidden origin: {origin}")
+        version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            return _http_error(
+                400, f"Unsupported {VERSION_HEADER}: {version}; supported: {', '.join(SUPPORTED_VERSIONS)}"
+            )
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET":
+            return self._get(request)
+        return self._delete(request)
+
+    def _session(self, request: Request) -> HttpSession | Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            return _http_error(400, f"Bad Request: missing {SESSION_HEADER} header (initialize first)")
+        session = self.sessions.get(session_id)
+        if session is None:
+            return _http_error(404, "Session not found (it ended or never existed); initialize a new one")
+        return session
+
+    async def _post(self, request: Request) -> Response:
+        accept = request.headers.get("accept", "")
+        if not (_accepts(accept, JSON_TYPE) and _accepts(accept, SSE_TYPE)):
+            return _http_error(406, f"Not Acceptable: Accept must list both {JSON_TYPE} and {SSE_TYPE}")
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != JSON_TYPE:
+            return _http_error(415, f"Unsupported Media Type: Content-Type must be {JSON_TYPE}")
+        try:
+            message = json.loads(await request.body())
+        except ValueError:
+            return _http_error(400, "Parse error: the body is not valid JSON", PARSE_ERROR)
+        if isinstance(message, list):
+            return _http_error(400, "Batches are not supported: send one JSON-RPC message per POST")
+        kind = message_kind(message)
+        if kind == "request" and message["method"] == "initialize":
+            return await self._initialize(message)
+
+        session = self._session(request)
+        if isinstance(session, Response):
+            return session
+        assert session.protocol is not None
+        if kind == "invalid":
+            return JSONResponse(await session.protocol.handle(message), status_code=400)
+        if kind in ("notification", "response"):
+            await session.protocol.handle(message)
+            return Response(status_code=202)
+        if message["method"] == "tasks/result":
+            return self._tasks_result(session, message)
+        response = await session.protocol.handle(message)
+        if response is None:  # cancelled by the client; an HTTP answer is still due
+            response = make_error(message["id"], REQUEST_CANCELLED, "Request cancelled by the client")
+        return JSONResponse(response)
+
+    async def _initialize(self, message: dict[str, Any]) -> Response:
+        session_id = secrets.token_urlsafe(24)
+        session = HttpSession(session_id)
+        session.protocol = self.server.open_session(session)
+        response = await session.protocol.handle(message)
+        assert response is not None
+        if "error" in response:
+            session.close()
+            return JSONResponse(response)
+        self.sessions[session_id] = session
+        logger.info("HTTP session %s opened", session_id)
+        return JSONResponse(response, headers={SESSION_HEADER: session_id})
+
+    def _tasks_result(self, session: HttpSession, message: dict[str, Any]) -> Response:
+        params = message.get("params")
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        stream, connection = session.open_result_stream(task_id if isinstance(task_id, str) else None)
+        assert session.protocol is not None
+        protocol = session.protocol
+
+        async def answer() -> None:
+            response = None
+            try:
+                response = await protocol.handle(message)
+            finally:
+                session.finish_result_stream(stream, response)
+
+        session.run_in_background(answer())
+        return self._sse(session, connection)
+
+    def _get(self, request: Request) -> Response:
+        if not _accepts(request.headers.get("accept", ""), SSE_TYPE):
+            return _http_error(406, f"Not Acceptable: Accept must list {SSE_TYPE}")
+        session = self._session(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            connection = session.connect(request.headers.get("last-event-id"))
+        except StreamBusy:
+            return _http_error(409, "Conflict: this session's stream is already open")
+        except UnknownEventId as exc:
+            return _http_error(400, f"Unknown Last-Event-ID: {exc}")
+        return self._sse(session, connection)
+
+    def _delete(self, request: Request) -> Response:
+        session = self._session(request)
+        if isinstance(session, Response):
+            return session
+        self.sessions.pop(session.session_id, None)
+        session.close()
+        logger.info("HTTP session %s deleted", session.session_id)
+        return Response(status_code=200)
+
+    @staticmethod
+    def _sse(session: HttpSession, connection: SseConnection) -> StreamingResponse:
+        async def body() -> AsyncIterator[str]:
+            try:
+                async for chunk in connection.chunks():
+                    yield chunk
+            finally:
+                session.disconnect(connection)
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(body(), media_type=SSE_TYPE, headers=headers)
+
+    def close_all(self) -> None:
+        """End every session (closing their streams so the server can stop)."""
+        sessions, self.sessions = self.sessions, {}
+        for session in sessions.values():
+            session.close()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _announce(url: str) -> None:
+    sys.stdout.write(f"MCP demo server listening on {url}\n")
+    sys.stdout.flush()
+
+
+async def serve_http(
+    server: DemoServer,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    announce: Callable[[str], None] = _announce,
+) -> int:
+    """Serve Streamable HTTP on ``host:port`` (0: a free port) until SIGINT/SIGTERM.
+
+    ``announce`` gets the endpoint URL once the server accepts connections (by default one
+    line on stdout). Returns the process exit code.
+    """
+    app = McpHttpApp(server, bound_host=host)
+    sock = _bind(host, port)
+    bound_port = sock.getsockname()[1]
+    url_host = f"[{host.strip('[]')}]" if ":" in host else host
+    config = uvicorn.Config(
+        app.asgi, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=3
+    )
+    uv = uvicorn.Server(config)
+
+    def stop(signum: int, frame: Any) -> None:
+        uv.should_exit = True  # before uvicorn installs its own handlers, and after it restores ours
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+
+    serving = asyncio.create_task(uv.serve(sockets=[sock]))
+    try:
+        while not uv.started:
+            if serving.done():
+                logger.error("the HTTP server failed to start")
+                return 1
+            await asyncio.sleep(0.01)
+        announce(f"http://{url_host}:{bound_port}/mcp")
+        while not serving.done() and not uv.should_exit:
+            await asyncio.wait({serving}, timeout=0.1)
+        app.close_all()  # long-lived SSE responses end, so uvicorn's graceful shutdown can finish
+        await serving
+        return 0
+    finally:
+        app.close_all()
+        if not serving.done():
+            uv.should_exit = True
+            await asyncio.wait({serving}, timeout=5)
+        await server.shutdown()
+        sock.close()

@@ -1,0 +1,103 @@
+"""In-process checks of the demo server's small pieces (no subprocess)."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import zlib
+
+import pytest
+
+from mcp_tasks_jupyter.demo import server_command
+from mcp_tasks_jupyter.demo.chart import render_bar_chart
+from mcp_tasks_jupyter.demo.config import DemoConfig
+from mcp_tasks_jupyter.demo.http_session import HttpSession, SseConnection
+from mcp_tasks_jupyter.demo.pagination import InvalidCursor, decode_cursor, encode_cursor
+from mcp_tasks_jupyter.demo.png import encode_png
+from mcp_tasks_jupyter.demo.task_store import TaskExpired, TaskNotFound, TaskStore
+from mcp_tasks_jupyter.demo.validation import ArgumentError, validate_arguments
+
+
+def test_png_round_trip() -> None:
+    pixels = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9])
+    png = encode_png(2, 2, pixels)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert struct.unpack(">II", png[16:24]) == (2, 2)
+    idat = png.index(b"IDAT")
+    (length,) = struct.unpack(">I", png[idat - 4 : idat])
+    assert zlib.decompress(png[idat + 4 : idat + 4 + length]) == b"\x00" + pixels[:6] + b"\x00" + pixels[6:]
+    with pytest.raises(ValueError):
+        encode_png(2, 2, b"short")
+    chart = render_bar_chart([1, -2, 3.5, 0])
+    assert struct.unpack(">II", chart[16:24]) == (480, 270)
+
+
+def test_validation_and_cursors_and_config() -> None:
+    schema = {
+        "properties": {"n": {"type": "integer", "minimum": 1, "default": 2}, "s": {"type": "string"}},
+        "required": ["s"],
+    }
+    assert validate_arguments(schema, {"s": "x", "extra": 1}) == {"n": 2, "s": "x"}
+    assert validate_arguments(schema, {"s": "x", "n": 3.0}) == {"n": 3, "s": "x"}
+    for bad in ({"n": 1}, {"s": "x", "n": 0}, {"s": "x", "n": True}, {"s": 1}, []):
+        with pytest.raises(ArgumentError):
+            validate_arguments(schema, bad)
+    assert decode_cursor("tasks", encode_cursor("tasks", 7)) == 7
+    for bad_cursor in ("", "!!", encode_cursor("tools", 7), 5, None):
+        with pytest.raises(InvalidCursor):
+            decode_cursor("tasks", bad_cursor)
+    config = DemoConfig(default_ttl_ms=5000, max_ttl_ms=10_000)
+    assert [config.clamp_ttl(t) for t in (None, 0, 999, 5000, 10**9)] == [5000, 1000, 1000, 5000, 10_000]
+    with pytest.raises(ValueError):
+        DemoConfig(max_ttl_ms=10)
+    assert server_command("--http")[1:] == ["-m", "mcp_tasks_jupyter.demo", "--http"]
+
+
+def test_task_store_expiry_listing_and_terminal_rules() -> None:
+    async def scenario() -> None:
+        now = [100.0]
+        store = TaskStore(monotonic=lambda: now[0])
+        a = store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message="a")
+        b = store.create(tool_name="t", ttl_ms=5000, poll_interval_ms=1, status_message="b")
+        changes = []
+        b.listeners.append(lambda task: changes.append((task.status, task.status_message)))
+        assert store.update(b, message="b2") and not store.update(b, message="b2")
+        assert store.finish(b, "completed", "done", result={"content": []})
+        assert not store.finish(b, "failed", "late")  # terminal never changes
+        assert changes == [("working", "b2"), ("completed", "done")]
+        page, cursor = store.list_page(None, 1)
+        assert page == [a] and cursor is not None
+        assert store.list_page(cursor, 1) == ([b], None)
+        now[0] += 1.0
+        with pytest.raises(TaskExpired):
+            store.get(a.task_id)
+        with pytest.raises(TaskNotFound):
+            store.get("nope")
+        assert a.done.is_set()
+        assert store.list_page(None, 10) == ([b], None)
+
+    asyncio.run(scenario())
+
+
+def test_sse_pings_and_queued_requests() -> None:
+    async def scenario() -> None:
+        connection = SseConnection(ping_seconds=0.05)
+        chunks = connection.chunks()
+        assert await asyncio.wait_for(chunks.__anext__(), 1) == ": ping\n\n"
+        connection.put("x")
+        connection.close()
+        assert [chunk async for chunk in chunks] == ["x"]
+
+        session = HttpSession("s")
+        session.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+        session.send({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {}}, task_id="T")
+        _, result_connection = session.open_result_stream("T")
+        result_chunks = result_connection.chunks()
+        first = [await result_chunks.__anext__() for _ in range(2)]
+        assert first[0].startswith("id: r1-") and "retry: 1000" in first[0]
+        assert '"elicitation/create"' in first[1]  # the queued request came to the task's stream
+        standalone = session.connect(None)
+        session.close()
+        assert [chunk async for chunk in standalone.chunks()] == ["retry: 1000\n\n"]
+
+    asyncio.run(scenario())
