@@ -10,12 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal, Protocol
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
+from ..protocol.jsonrpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,  # noqa: F401
+                                METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED)
 
 MessageKind = Literal["request", "notification", "response", "invalid"]
 
