@@ -8,6 +8,7 @@ import itertools
 import logging
 from typing import Any, Awaitable, Callable, Generator, Sequence
 
+from . import elicitation
 from .dialects import select_dialect
 from .dialects.base import TaskDialect
 from .errors import (ConnectionFailed, InvalidMessage, MCPError, ToolNotFound, UsageError)
@@ -35,6 +36,9 @@ class Client:
         self.session = session
         self.dialect = dialect
         self.elicitation_handler = elicitation_handler
+        #: Asks a person when neither the handler nor a task's answers settle a question (the
+        #: notebook runtime sets it to show a form); same signature as an elicitation handler.
+        self.ask_user: Handler | None = None
         self.sampling_handler = sampling_handler
         init = session.initialize_result
         assert init is not None
@@ -112,12 +116,14 @@ class Client:
     # -- tasks ---------------------------------------------------------------------------------
 
     async def start_task(self, tool: str, arguments: dict[str, Any] | None = None, *,
-                         ttl: int | None = None) -> TaskHandle:
+                         ttl: int | None = None, answers: dict[str, Any] | None = None) -> TaskHandle:
         """Start ``tool`` as a task and return its handle as soon as the server has accepted it.
 
         ``ttl`` is the retention asked for, in milliseconds (the server may change it). A tool that
         cannot run as a task here runs as an ordinary call in the background; ``handle.runs_as_task``
-        is then False.
+        is then False. ``answers`` answer the task's questions (elicitations) without asking anyone,
+        whenever they satisfy the question's schema (defaults fill the gaps); otherwise the
+        elicitation handler is asked. An ``elicitation_handler`` given to ``connect`` decides first.
         """
         self._check_open()
         if arguments is not None and not isinstance(arguments, dict):
@@ -129,6 +135,7 @@ class Client:
         token = f"mtj-{next(_token_counter)}"
         as_task = self.dialect.runs_as_task(spec)
         handle = TaskHandle(self, tool, args, runs_as_task=as_task, progress_token=token)
+        handle.answers = dict(answers) if answers else None
         self.session.add_progress_listener(token, handle._on_progress)
         if not as_task:
             self._calls.add(handle)
@@ -233,22 +240,38 @@ class Client:
             handle._wake.set()
 
     async def _on_elicit(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
-        self.session.validate(ElicitRequestParams, params, "elicitation/create params",
-                              "elicitation/create")
+        """Who answers a question, in order: the connect() handler, the task's ``answers`` when they
+        fit the schema, a person through ``ask_user`` (the notebook's form), else a decline."""
+        parsed = self.session.validate(ElicitRequestParams, params, "elicitation/create params",
+                                       "elicitation/create")
         handle = self._handle_for(params)
-        if self.elicitation_handler is None:
-            return {"action": "decline"}
+        if self.elicitation_handler is None and handle is not None and handle.answers is not None:
+            content = elicitation.answer_from(parsed.requested_schema, handle.answers)
+            if content is not None:
+                return self._answered(handle, parsed.message, "answers", {"action": "accept", "content": content})
+        handler, source = ((self.elicitation_handler, "handler") if self.elicitation_handler
+                           else (self.ask_user, "person") if self.ask_user else (None, "no handler"))
+        if handler is None:
+            return self._answered(handle, parsed.message, source, {"action": "decline"})
         if handle is not None:
             handle.pending_input[request.id] = {"method": "elicitation/create", "params": params}
             handle._changed()
         try:
-            answer = await self.elicitation_handler(params)
+            answer = await handler(params)
         finally:
             if handle is not None:
                 handle.pending_input.pop(request.id, None)
         if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
             raise HandlerError(-32603, "the elicitation handler returned no valid answer "
                                        "(need {'action': 'accept'|'decline'|'cancel', ...})")
+        return self._answered(handle, parsed.message, source, answer)
+
+    @staticmethod
+    def _answered(handle: TaskHandle | None, message: str, source: str,
+                  answer: dict[str, Any]) -> dict[str, Any]:
+        if handle is not None:
+            handle.answered.append((message, source, answer["action"]))
+            handle._changed()
         return answer
 
     async def _on_sampling(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
@@ -292,10 +315,10 @@ def _transport_for(target: str | Sequence[str], headers: dict[str, str] | None,
     return StdioTransport(target, env=env)
 
 
-def _client_capabilities(elicitation: bool, sampling: bool) -> dict[str, Any]:
-    caps: dict[str, Any] = {"tasks": {"requests": {}}}
-    if elicitation:
-        caps["elicitation"] = {"form": {}}
+def _client_capabilities(sampling: bool) -> dict[str, Any]:
+    # Elicitation is always offered: questions are answered by the handler, by a task's `answers`,
+    # or declined at once, so a server that asks never waits on nobody.
+    caps: dict[str, Any] = {"tasks": {"requests": {}}, "elicitation": {"form": {}}}
     if sampling:
         caps["sampling"] = {}
     return caps
@@ -308,8 +331,7 @@ async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | 
                       timeout: float = 30.0) -> Client:
     transport = _transport_for(target, headers, env)
     session = Session(transport, name=name,
-                      capabilities=_client_capabilities(elicitation_handler is not None,
-                                                        sampling_handler is not None))
+                      capabilities=_client_capabilities(sampling_handler is not None))
     try:
         await session.start()
         async with asyncio.timeout(timeout):

@@ -76,6 +76,10 @@ class TaskHandle:
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOG_LINES_KEPT)
         #: Server requests waiting on the client for this task, by request id (elicitation, sampling).
         self.pending_input: dict[Any, dict[str, Any]] = {}
+        #: Answers given in advance (``start_task(answers=...)``), used when they fit a question's schema.
+        self.answers: dict[str, Any] | None = None
+        #: How each question was answered: (message, source, action), in order.
+        self.answered: list[tuple[str, str, str]] = []
         self._future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self._future.add_done_callback(_consume)
         self._wake = asyncio.Event()

@@ -101,11 +101,41 @@ async def test_elicitation_declined_ends_in_a_tool_error(connect_demo):
         assert result.is_error and "declined" in result.text and task.status == "failed"
 
 
-async def test_without_a_handler_the_client_does_not_offer_elicitation(connect_demo):
+async def test_without_a_handler_or_answers_the_question_is_declined_not_left_waiting(connect_demo):
     async with connect_demo() as client:
         task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1})
         result = await asyncio.wait_for(task, WAIT)
-        assert not result.is_error and result.structured["interpretation"]
+        assert result.is_error and "declined" in result.text
+        assert [a[1:] for a in task.answered] == [("no handler", "decline")]
+
+
+async def test_answers_given_in_advance_answer_the_question(connect_demo):
+    async with connect_demo() as client:
+        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
+                                       answers={"interpretation": "tides (economics)"})
+        result = await asyncio.wait_for(task, WAIT)
+        assert result.structured["interpretation"] == "tides (economics)" and result.structured["depth"] == 2
+        assert [a[1:] for a in task.answered] == [("answers", "accept")]
+
+
+async def test_answers_that_do_not_fit_fall_back_to_the_handler(connect_demo):
+    asked = []
+
+    async def handler(params):
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"interpretation": "tides (history)"}}
+
+    async with connect_demo() as client:
+        client.elicitation_handler = None
+        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
+                                       answers={"interpretation": "tides (astrology)"})
+        result = await asyncio.wait_for(task, WAIT)
+        assert result.is_error and [a[1:] for a in task.answered] == [("no handler", "decline")]
+    async with connect_demo(elicitation_handler=handler) as client:
+        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
+                                       answers={"interpretation": "tides (astrology)"})
+        result = await asyncio.wait_for(task, WAIT)
+        assert asked and result.structured["interpretation"] == "tides (history)"
 
 
 async def test_tool_error_is_a_result_and_protocol_error_is_task_failed(connect_demo):
