@@ -208,6 +208,8 @@ class Client:
 
     def _release(self, handle: TaskHandle) -> None:
         self.session.remove_progress_listener(handle.progress_token)
+        for request_id in list(handle.pending_input):
+            self.session.withdraw_serving(request_id)  # a finished task's question is stale
         if handle.task_id is not None:
             self.tasks.pop(handle.task_id, None)
         self._calls.discard(handle)
@@ -268,18 +270,22 @@ class Client:
 
     @staticmethod
     def _answered(handle: TaskHandle | None, message: str, source: str,
-                  answer: dict[str, Any]) -> dict[str, Any]:
+                  answer: dict[str, Any] | str) -> Any:
         if handle is not None:
-            handle.answered.append((message, source, answer["action"]))
+            handle.answered.append((message, source, answer if isinstance(answer, str) else answer["action"]))
             handle._changed()
         return answer
 
     async def _on_sampling(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
         self.session.validate(CreateMessageRequestParams, params, "sampling/createMessage params",
                               "sampling/createMessage")
+        handle = self._handle_for(params)
         if self.sampling_handler is None:
+            self._answered(handle, "the server asked for a model (sampling)", "no handler", "decline")
             raise HandlerError(-1, "this client has no model to sample from (no sampling_handler)")
-        return await self.sampling_handler(params)
+        answer = await self.sampling_handler(params)
+        self._answered(handle, "the server asked for a model (sampling)", "handler", "accept")
+        return answer
 
     # -- closing -------------------------------------------------------------------------------
 

@@ -153,6 +153,12 @@ class Session:
     def remove_progress_listener(self, token: str | int) -> None:
         self._progress.pop(token, None)
 
+    def withdraw_serving(self, request_id: RequestId) -> None:
+        """Stop serving a server request (its answer would be stale): no reply is sent."""
+        task = self._serving.get(request_id)
+        if task is not None:
+            task.cancel()
+
     # -- incoming (TransportEvents) --------------------------------------------------------------
 
     def message_received(self, message: Message) -> None:
@@ -209,9 +215,9 @@ class Session:
                 listener(note.params)
             return
         if method == "notifications/cancelled":
-            task = self._serving.get(note.params.get("requestId"))  # type: ignore[arg-type]
-            if task is not None:
-                task.cancel()
+            request_id = note.params.get("requestId")
+            if isinstance(request_id, (str, int)):
+                self.withdraw_serving(request_id)
             return
         handler = self.notification_handlers.get(method)
         if handler is not None:

@@ -194,8 +194,8 @@ class TaskHandle:
             if self.status not in TERMINAL:
                 self.status = FAILED if result.is_error else COMPLETED
             self._future.set_result(result)
+        self.client._release(self)  # withdraws any question still open for this task
         self.pending_input.clear()
-        self.client._release(self)
         self._changed()
 
     # -- the poller ----------------------------------------------------------------------------

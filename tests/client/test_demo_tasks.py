@@ -248,3 +248,25 @@ async def _wait(task):
 async def _until(predicate, step: float = 0.02):
     while not predicate():
         await asyncio.sleep(step)
+
+
+async def test_a_question_open_when_its_task_is_cancelled_is_withdrawn(connect_demo):
+    opened = asyncio.Event()
+    closed = asyncio.Event()
+
+    async def slow_person(params):
+        opened.set()
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            closed.set()
+
+    async with connect_demo(elicitation_handler=slow_person) as client:
+        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1})
+        await asyncio.wait_for(opened.wait(), WAIT)
+        assert task.pending_input
+        await task.cancel()
+        with pytest.raises(mtj.TaskCancelled):
+            await asyncio.wait_for(task, WAIT)
+        await asyncio.wait_for(closed.wait(), WAIT)
+        assert not task.pending_input
