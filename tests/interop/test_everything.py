@@ -117,3 +117,14 @@ async def test_cancelling_a_running_task(everything: list[str] | str) -> None:
 
             listed = {t.task_id: t.status for t in await client.list_tasks()}
             assert listed.get(task.task_id) == "cancelled"
+
+
+async def test_ambiguous_research_answered_in_advance(everything: list[str] | str) -> None:
+    """`answers=` settles the question without any handler: the report uses the given reading."""
+    with anyio.fail_after(TIMEOUT):
+        async with mtj.connect(everything) as client:
+            task = await client.start_task(TOOL, {"topic": "python", "ambiguous": True},
+                                           answers={"interpretation": "snake"})
+            result = await task
+    assert "# Research Report: python (snake)" in result.text
+    assert [source for _message, source, _action in task.answered] == ["answers"]
