@@ -8,6 +8,11 @@
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING  # noqa: E402
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
 from .client import Client, connect  # noqa: E402
 from .errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,  # noqa: E402
                      ProtocolError, RequestTimeout, ServerExited, SessionExpired, TaskCancelled,
@@ -17,6 +22,25 @@ from .protocol.tasks import TaskState  # noqa: E402
 from .protocol.types import Tool  # noqa: E402
 from .results import ToolResult  # noqa: E402
 from .tasks import Progress, TaskHandle  # noqa: E402
+
+
+def load_ipython_extension(ipython: "InteractiveShell") -> None:
+    """``%load_ext mcp_tasks_jupyter``: the ``%mcp_*`` magics, and cells that await them.
+
+    Also loadable at start-up with ``c.InteractiveShellApp.extensions = ["mcp_tasks_jupyter"]``.
+    See ``mcp_tasks_jupyter.jupyter.magics`` (and ``%mcp_task?`` for each magic's help).
+    """
+    from .jupyter.magics import load  # the only way in to the IPython layer
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: "InteractiveShell") -> None:
+    """``%unload_ext mcp_tasks_jupyter``: remove the magics; connections and tasks stay."""
+    from .jupyter.magics import unload
+
+    unload(ipython)
+
 
 __all__ = [
     "connect", "Client", "TaskHandle", "ToolResult", "Tool", "TaskState", "Progress",

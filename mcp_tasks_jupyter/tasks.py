@@ -127,7 +127,15 @@ class TaskHandle:
             self._wake.set()  # it was already terminal: poll now to learn how it ended
 
     def __repr__(self) -> str:
-        return f"<TaskHandle {self.tool} on {self.server}: {self.status}>"
+        """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see render.py)."""
+        from .render import task_text
+        return task_text(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """A snapshot for notebooks: stable text and a self-contained HTML box. For a live view
+        use ``mcp_tasks_jupyter.jupyter.display.show_task``."""
+        from .render import task_html, task_text
+        return {"text/plain": task_text(self), "text/html": task_html(self)}
 
     # -- state changes (the poller, push notifications, the client) ----------------------------
 

@@ -1,25 +1,102 @@
 """Showing tasks in a notebook: the live widget beside a static summary that survives saving.
 
-(Interface fixed here; the widget implementation lives in ``widgets/``.)
+``show_task(handle)`` displays two outputs:
+
+1. the live :class:`~.widgets.TaskWidget` (needs a kernel to draw; its text/plain is the stable
+   ``<TaskHandle tool on server: status>`` as it was when displayed);
+2. a static summary (``text/html`` + ``text/plain``), created with a display id and updated when the
+   task ends. A notebook saved after its tasks finished therefore shows, without a kernel, what
+   happened (GitHub, nbviewer, a closed JupyterLab tab).
+
+The summary's text/plain is deterministic: ``slow_compute on demo: running…`` at first, then
+``slow_compute on demo: completed — <first line of the result>``; no ids, times or durations, so nbval
+can compare it. The duration appears only in the HTML (in ``<span class="mtj-duration">``, for an
+nbval sanitize pattern), because nbval also compares text/html.
+
+nbval does not apply ``update_display_data``: a cell that shows a task still running compares its
+*first* summary ("running…") with the saved final one. Give such cells ``# NBVAL_IGNORE_OUTPUT``, or
+``await`` the task before showing it.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
+from ..render import running_html, running_line, summary_html, summary_line, task_text
 from ..tasks import TaskHandle
 
 
 def show_task(handle: TaskHandle) -> None:
-    """Display ``handle`` below the current cell: a live widget and a static summary updated at the end."""
+    """Display ``handle`` below the current cell: a live widget and a static summary updated at the end.
+
+    Outside IPython it prints the one-line summary instead.
+    """
+    shell = _shell()
+    if shell is None:
+        print(summary_line(handle) if handle.done() else task_text(handle))
+        return
     from IPython.display import display
-    display(handle)
+
+    from .widgets import bind
+
+    display(bind(handle))
+    summary = display(summary_bundle(handle), raw=True, display_id=True)
+    if not handle.done():
+        _update_when_done(shell, handle, summary)
 
 
 def show_board(handles: Sequence[TaskHandle], *, server: str | None = None,
                status: str | None = None) -> None:
-    """Display a live board of ``handles`` filtered by server name and status."""
+    """Display a live board of ``handles`` filtered by server name and status.
+
+    The filters apply to each task's current status. Outside IPython it prints one line per task.
+    """
+    if _shell() is None:
+        for handle in handles:
+            if (server is None or handle.server == server) and (status is None or handle.status == status):
+                print(summary_line(handle))
+        return
     from IPython.display import display
-    for handle in handles:
-        if (server is None or handle.server == server) and (status is None or handle.status == status):
-            display(handle)
+
+    from .widgets import BoardWidget
+
+    display(BoardWidget(handles, server=server, status=status))
+
+
+def summary_bundle(handle: TaskHandle) -> dict[str, str]:
+    """The static summary's mime bundle: "running…" until the task ends, then its outcome."""
+    if not handle.done():
+        return {"text/plain": running_line(handle), "text/html": running_html(handle)}
+    return {"text/plain": summary_line(handle, timing=False), "text/html": summary_html(handle)}
+
+
+def _update_when_done(shell: Any, handle: TaskHandle, summary: Any) -> None:
+    """Replace the summary when ``handle`` ends, now and once more after the next cell.
+
+    The first update carries the parent header of the job that finished the task (usually an older
+    cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
+    messages of the cell they are running (nbclient, papermill) drop it, so the same update is sent
+    again from ``post_run_cell``, inside whichever cell runs next.
+    """
+    def on_change(h: TaskHandle) -> None:
+        if not h.done():
+            return
+        unsubscribe()
+        bundle = summary_bundle(h)
+        summary.update(bundle, raw=True)
+
+        def again(*_: Any) -> None:
+            shell.events.unregister("post_run_cell", again)
+            summary.update(bundle, raw=True)
+
+        shell.events.register("post_run_cell", again)
+
+    unsubscribe = handle.on_change(on_change)
+
+
+def _shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return None
+    return get_ipython()

@@ -1,34 +1,261 @@
-"""The one long-lived owner of connections and background jobs in a kernel (or any asyncio program)."""
+"""The one long-lived owner of connections and background jobs in a kernel (or any asyncio program).
+
+Everything runs on the event loop that is running when the runtime is first used (the kernel's own
+loop in Jupyter): no threads, no nested loops. Work a cell asks for (connecting, creating a task)
+runs as a job the runtime owns and the cell only awaits it through ``asyncio.shield``, so an
+interrupted cell never cancels a connection, a task creation or a poller; tasks end only when the
+server ends them or ``await handle.cancel()`` asks it to.
+
+At interpreter exit (kernel shutdown or restart) an ``atexit`` hook closes every connection on the
+stopped loop within :data:`EXIT_TIMEOUT_S`: pollers stop, stdio servers are shut down, HTTP sessions
+are ended. Tasks stay on their servers; after a restart ``%mcp_result NAME:TASK_ID`` (or
+``client.attach``) picks them up again.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
-from typing import Any, Coroutine
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Coroutine, Sequence
 
-from ..client import Client
+from ..client import Client, connect as open_connection
+from ..errors import TaskLost, UsageError
+from ..protocol import tasks_2025
 from ..tasks import TaskHandle
+from . import detach
+from .config import redact
+from .magic_args import NAME_RE
 
 log = logging.getLogger(__name__)
+
+#: How long the exit hook waits for connections to close before killing what is left.
+EXIT_TIMEOUT_S = 2.0
+#: How long a question (elicitation) waits for the creation of the task it belongs to.
+CREATION_WAIT_S = 10.0
+
+QuestionHandler = Callable[[TaskHandle | None, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass
+class Connection:
+    """A named connection and what may be shown about it (never header or env values)."""
+
+    name: str
+    client: Client
+    #: The URL or command as given (from mcp.json: before ``${env:...}`` expansion).
+    target: str
+    header_names: list[str] = field(default_factory=list)
+    env_names: list[str] = field(default_factory=list)
+    #: Where it came from: "code", "%mcp_connect", or the mcp.json path.
+    source: str = "code"
+    secrets: frozenset[str] = frozenset()
 
 
 class Runtime:
     """Holds every connection (by name), every task handle started here, and every background job.
 
     Strong references keep jobs alive between cells; nothing a user started is dropped silently.
+    The same API works in plain asyncio code (``await runtime.aclose()`` at the end there).
     """
 
     def __init__(self) -> None:
+        #: Connected clients by name.
         self.clients: dict[str, Client] = {}
+        #: The same connections with what may be shown about them.
+        self.connections: dict[str, Connection] = {}
         #: Every task started or attached in this kernel, oldest first (finished ones too).
         self.handles: list[TaskHandle] = []
+        #: Answers a task's questions (elicitation) when no preset answer fits: ``async def
+        #: handler(handle_or_None, params) -> {"action": ..., "content": ...}``. Set by the UI layer;
+        #: without it, questions without preset answers are declined.
+        self.question_handler: QuestionHandler | None = None
         self._jobs: set[asyncio.Task[Any]] = set()
+        self._creating: set[asyncio.Task[Any]] = set()
+        self._answers: dict[TaskHandle, dict[str, Any]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None) -> asyncio.Task[Any]:
-        """Run ``coro`` in the background on the running loop, owned by the runtime."""
+    # -- connections ---------------------------------------------------------------------------
+
+    async def connect(self, name: str, target: str | Sequence[str], *, headers: dict[str, str] | None = None,
+                      env: dict[str, str] | None = None, dialect: str = "auto", timeout: float = 30.0,
+                      display_target: str | None = None, source: str = "code",
+                      secrets: frozenset[str] | set[str] = frozenset(), **options: Any) -> Client:
+        """Connect to ``target`` (URL, command string or argv) under ``name``; return the Client.
+
+        An existing connection of that name is closed once the new one is up (its unfinished
+        handles end with TaskLost; the tasks stay on the server). ``options`` go to
+        :func:`mcp_tasks_jupyter.connect` (e.g. ``elicitation_handler``); by default the runtime
+        answers questions itself (preset ``answers`` of ``start_task``, then ``question_handler``).
+        """
+        self._bind_loop()
+        if not NAME_RE.match(name):
+            raise UsageError(f"{name!r} is not a usable connection name (letters, digits, _ . -; no ':')")
+        shown = display_target if display_target is not None else (
+            target if isinstance(target, str) else shlex.join(str(a) for a in target))
+        values = (*(headers or {}).values(), *(env or {}).values())
+        about = dict(target=shown, header_names=sorted(headers or {}), env_names=sorted(env or {}),
+                     source=source, secrets=frozenset(secrets) | frozenset(v for v in values if len(v) >= 3))
+        job = self.spawn(self._connect(name, target, about, headers=headers, env=env, dialect=dialect,
+                                       timeout=timeout, **options),
+                         name=f"mcp-connect {name}", awaited=True)
+        return await asyncio.shield(job)
+
+    async def _connect(self, name: str, target: str | Sequence[str], about: dict[str, Any], *,
+                       headers: dict[str, str] | None, env: dict[str, str] | None, dialect: str,
+                       timeout: float, **options: Any) -> Client:
+        if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
+            argv = shlex.split(target) if isinstance(target, str) else list(target)
+            target = detach.detached_argv(argv, env=env, server=name)
+        options.setdefault("elicitation_handler", self._answer_question)
+        client = await open_connection(target, headers=headers, env=env, dialect=dialect, name=name,
+                                       timeout=timeout, **options)
+        old = self.connections.get(name)
+        self.connections[name] = Connection(name, client, **about)
+        self.clients[name] = client
+        if old is not None:
+            await self._retire(old, f"the connection {name!r} was replaced")
+        return client
+
+    async def disconnect(self, name: str) -> None:
+        """Close the connection ``name``; its unfinished handles end with TaskLost (tasks stay on the server)."""
+        connection = self.connections.pop(name, None)
+        self.clients.pop(name, None)
+        if connection is None:
+            raise UsageError(f"no server named {name!r} is connected{self.connected_summary()}")
+        await self._retire(connection, f"the connection {name!r} was closed")
+
+    async def _retire(self, connection: Connection, why: str) -> None:
+        try:
+            await connection.client.aclose()
+        except Exception as exc:  # closing must not fail the caller
+            log.debug("closing %s failed: %s", connection.name, exc)
+        for handle in self.handles:
+            if handle.client is connection.client and not handle.done():
+                resume = f"; resume with %mcp_result {connection.name}:{handle.task_id}" if handle.task_id else ""
+                handle._finish(error=TaskLost(f"{why}; the task may still run on the server{resume}",
+                                              server=handle.server, task_id=handle.task_id, tool=handle.tool))
+
+    def client(self, name: str | None = None) -> Client:
+        """The client called ``name``; without a name, the only one connected (else a clear UsageError)."""
+        if name is None:
+            if len(self.clients) == 1:
+                return next(iter(self.clients.values()))
+            if not self.clients:
+                raise UsageError("no MCP server is connected: run %mcp_connect NAME URL_OR_COMMAND first")
+            raise UsageError(f"several servers are connected ({', '.join(self.clients)}): "
+                             f"say which, e.g. NAME:TOOL")
+        client = self.clients.get(name)
+        if client is None:
+            raise UsageError(f"no server named {name!r} is connected{self.connected_summary()}")
+        return client
+
+    def connected_summary(self) -> str:
+        """`` (connected: a, b)`` or `` (none is connected)``, for messages."""
+        return f" (connected: {', '.join(self.clients)})" if self.clients else " (none is connected)"
+
+    def redact(self, text: str) -> str:
+        """``text`` without any header value, env value or expanded ``${env:...}`` of any connection."""
+        secrets: set[str] = set()
+        for connection in self.connections.values():
+            secrets |= connection.secrets
+        return redact(text, secrets)
+
+    # -- tasks ---------------------------------------------------------------------------------
+
+    async def start_task(self, server: str | None, tool: str, arguments: dict[str, Any] | None = None, *,
+                         ttl: int | None = None, answers: dict[str, Any] | None = None) -> TaskHandle:
+        """Start ``tool`` on ``server`` (None: the only one) and return its tracked handle.
+
+        ``answers`` is accepted as the content of the task's questions (elicitation), if it asks.
+        The creation runs as a runtime job: cancelling the caller does not cancel it.
+        """
+        self._bind_loop()
+        client = self.client(server)
+        job = self.spawn(self._start(client, tool, arguments, ttl, answers),
+                         name=f"mcp-start {client.name}:{tool}", awaited=True)
+        self._creating.add(job)
+        job.add_done_callback(self._creating.discard)
+        return await asyncio.shield(job)
+
+    async def _start(self, client: Client, tool: str, arguments: dict[str, Any] | None, ttl: int | None,
+                     answers: dict[str, Any] | None) -> TaskHandle:
+        handle = await client.start_task(tool, arguments, ttl=ttl)
+        if answers is not None:
+            self._answers[handle] = dict(answers)
+            handle.on_change(self._forget_answers)
+        return self.track(handle)
+
+    def _forget_answers(self, handle: TaskHandle) -> None:
+        if handle.done():
+            self._answers.pop(handle, None)
+
+    def attach(self, task_id: str, server: str | None = None, *, tool: str | None = None) -> TaskHandle:
+        """The tracked handle of a task the server has (the runtime's own one if it is known here)."""
+        self._bind_loop()
+        known = self.find(task_id, server=server)
+        if known is not None and not self.needs_reattach(known):
+            return known
+        client = self.client(server if server is not None or known is None else known.server)
+        return self.track(client.attach(task_id, tool=tool if tool or known is None else known.tool))
+
+    def needs_reattach(self, handle: TaskHandle) -> bool:
+        """Whether ``handle`` ended only because its connection was closed or replaced here, so
+        attaching again (``attach``) resumes its task."""
+        return (handle.done() and isinstance(handle.exception(), TaskLost)
+                and self.clients.get(handle.server) is not handle.client)
+
+    def find(self, task: str | TaskHandle, *, server: str | None = None) -> TaskHandle | None:
+        """The handle for a task id (newest first) or the handle itself, tracked; None if unknown here."""
+        if isinstance(task, TaskHandle):
+            return self.track(task)
+        for handle in reversed(self.handles):
+            if handle.task_id == task and (server is None or handle.server == server):
+                return handle
+        for name, client in self.clients.items():
+            if server is None or name == server:
+                handle = client.tasks.get(task)
+                if handle is not None:
+                    return self.track(handle)
+        return None
+
+    def track(self, handle: TaskHandle) -> TaskHandle:
+        """Remember ``handle`` (for ``%mcp_tasks`` and ``find``); returns it."""
+        if handle not in self.handles:
+            self.handles.append(handle)
+        return handle
+
+    # -- questions from tasks --------------------------------------------------------------------
+
+    async def _answer_question(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The elicitation handler of runtime connections: preset answers, then ``question_handler``."""
+        task_id = tasks_2025.related_task_id(params)
+        handle = self.find(task_id) if task_id else None
+        if handle is None and task_id and self._creating:
+            # The question can overtake the answer to the creation request.
+            await asyncio.wait(list(self._creating), timeout=CREATION_WAIT_S)
+            handle = self.find(task_id)
+        answers = self._answers.get(handle) if handle is not None else None
+        if answers is not None:
+            return {"action": "accept", "content": dict(answers)}
+        if self.question_handler is not None:
+            return await self.question_handler(handle, params)
+        return {"action": "decline"}
+
+    # -- background jobs -------------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None,
+              awaited: bool = False) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background on the running loop, owned by the runtime.
+
+        A failure is logged unless ``awaited`` says that a caller receives it.
+        """
+        self._bind_loop()
         job = asyncio.get_running_loop().create_task(coro, name=name)
         self._jobs.add(job)
-        job.add_done_callback(self._job_done)
+        job.add_done_callback(self._job_done if not awaited else self._awaited_job_done)
         return job
 
     def _job_done(self, job: asyncio.Task[Any]) -> None:
@@ -36,13 +263,73 @@ class Runtime:
         if not job.cancelled() and job.exception() is not None:
             log.error("background job %s failed: %s", job.get_name(), job.exception())
 
-    def track(self, handle: TaskHandle) -> TaskHandle:
-        if handle not in self.handles:
-            self.handles.append(handle)
-        return handle
+    def _awaited_job_done(self, job: asyncio.Task[Any]) -> None:
+        self._jobs.discard(job)
+        if not job.cancelled():
+            job.exception()  # the caller got it; mark it retrieved
+
+    def _bind_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is loop:
+            return
+        if self._loop is not None and not self._loop.is_closed() and self.connections:
+            raise UsageError("this runtime's connections belong to another event loop that is still open")
+        # A fresh loop (first use, or a new asyncio.run in plain code): start over.
+        self.clients.clear()
+        self.connections.clear()
+        self.handles.clear()
+        self._jobs.clear()
+        self._creating.clear()
+        self._answers.clear()
+        self._loop = loop
+        _install_exit_hook()
+
+    # -- closing -------------------------------------------------------------------------------
+
+    async def aclose(self, *, finish_handles: bool = True) -> None:
+        """Stop every job and close every connection (tasks stay on their servers).
+
+        With ``finish_handles`` unfinished handles end with TaskLost, so nobody awaits them forever.
+        """
+        current = asyncio.current_task()
+        jobs = [job for job in self._jobs if job is not current]
+        for job in jobs:
+            job.cancel()
+        connections = list(self.connections.values())
+        self.connections.clear()
+        self.clients.clear()
+        await asyncio.gather(*jobs, *(c.client.aclose() for c in connections), return_exceptions=True)
+        if finish_handles:
+            for connection in connections:
+                await self._retire(connection, "the runtime was closed")
+
+    def _close_at_exit(self) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed() or loop.is_running():
+            return
+        if not self.connections and not self._jobs:
+            return
+        processes = [_process_of(c.client) for c in self.connections.values()]
+        try:
+            closing = loop.create_task(self.aclose(finish_handles=False))
+            loop.run_until_complete(asyncio.wait([closing], timeout=EXIT_TIMEOUT_S))
+        except Exception as exc:  # never fail interpreter exit
+            log.debug("closing MCP connections at exit failed: %s", exc)
+        for process in processes:
+            if process is not None and process.returncode is None:
+                try:
+                    process.kill()
+                except ProcessLookupError:
+                    pass
+
+
+def _process_of(client: Client) -> Any:
+    """The asyncio subprocess of a stdio connection (None for HTTP)."""
+    return getattr(client.transport, "_proc", None)
 
 
 _runtime: Runtime | None = None
+_exit_hook_installed = False
 
 
 def get_runtime() -> Runtime:
@@ -51,3 +338,18 @@ def get_runtime() -> Runtime:
     if _runtime is None:
         _runtime = Runtime()
     return _runtime
+
+
+def _install_exit_hook() -> None:
+    global _exit_hook_installed
+    if not _exit_hook_installed:
+        _exit_hook_installed = True
+        atexit.register(_close_runtime_at_exit)
+
+
+def _close_runtime_at_exit() -> None:
+    if _runtime is not None:
+        _runtime._close_at_exit()
+
+
+__all__ = ["Runtime", "Connection", "get_runtime", "EXIT_TIMEOUT_S"]

@@ -1,0 +1,216 @@
+"""Named servers from ``mcp.json``: where the file is looked up, its layout, and ``${env:VAR}``.
+
+Layout (the one Claude Desktop, Cursor and others use; ``"servers"`` as the top key works too)::
+
+    {"mcpServers": {
+        "demo":   {"command": "python", "args": ["-m", "mcp_tasks_jupyter.demo"], "env": {"K": "V"}},
+        "remote": {"url": "https://example.org/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}}
+    }}
+
+An entry may say ``"type": "stdio"`` (needs ``command``) or ``"type": "http"`` /
+``"streamable-http"`` (needs ``url``); without ``type`` the keys decide. Other keys are ignored.
+``"dialect"`` (``auto``, ``2025-11-25``, ...) is honoured when present.
+
+Lookup order for ``%mcp_connect NAME`` (the first file that defines NAME wins):
+
+1. ``mcp.json`` in the kernel's working directory (next to the notebook);
+2. ``mcp.json`` next to the notebook named by ``JPY_SESSION_NAME`` (set by Jupyter Server), when
+   that is another directory;
+3. the user-level file: ``$MTJ_CONFIG`` when set (a file, or a directory holding ``mcp.json``),
+   else ``mcp.json`` in ``jupyter_core.paths.jupyter_config_dir()`` (e.g. ``~/.jupyter``).
+
+``${env:VAR}`` anywhere in a string value is replaced by the environment variable VAR; a missing
+variable is an error naming the variable and the server. Header values and env values (and
+whatever ``${env:...}`` produced) are secrets: no repr, message or table shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import UsageError
+
+FILE_NAME = "mcp.json"
+ENV_REF = re.compile(r"\$\{env:([^}]*)\}")
+HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
+#: Secret values shorter than this are not scrubbed from messages (they would mangle them).
+MIN_SECRET_LEN = 3
+
+
+class ConfigError(UsageError):
+    """``mcp.json`` is missing, unreadable, or does not describe the server asked for."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server entry, ready for ``connect``: ``target`` is a URL or an argv list."""
+
+    name: str
+    source: Path
+    target: str | list[str]
+    headers: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    dialect: str | None = None
+    #: The target as written in the file (``${env:...}`` not expanded): safe to show.
+    display_target: str = ""
+    #: Every value that must never be shown (header and env values, expanded variables).
+    secrets: frozenset[str] = frozenset()
+
+    @property
+    def transport(self) -> str:
+        return "http" if isinstance(self.target, str) else "stdio"
+
+    def __repr__(self) -> str:
+        return (f"ServerConfig(name={self.name!r}, source={str(self.source)!r}, transport={self.transport!r}, "
+                f"target={self.display_target!r}, headers={sorted(self.headers)}, env={sorted(self.env)})")
+
+    __str__ = __repr__
+
+
+def search_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[Path]:
+    """The ``mcp.json`` files to look in, in order (they need not exist; MTJ_CONFIG must)."""
+    environ = os.environ if environ is None else environ
+    cwd = Path.cwd() if cwd is None else cwd
+    paths = [cwd / FILE_NAME]
+    session = environ.get("JPY_SESSION_NAME")
+    if session:
+        notebook_dir = (cwd / session).parent  # absolute paths stay absolute
+        candidate = notebook_dir / FILE_NAME
+        if candidate not in paths:
+            paths.append(candidate)
+    override = environ.get("MTJ_CONFIG")
+    if override:
+        user = Path(override).expanduser()
+        if not user.exists():
+            raise ConfigError(f"MTJ_CONFIG points to {str(user)!r}, which does not exist")
+        paths.append(user / FILE_NAME if user.is_dir() else user)
+    else:
+        from jupyter_core.paths import jupyter_config_dir
+
+        paths.append(Path(jupyter_config_dir()) / FILE_NAME)
+    unique: list[Path] = []
+    for path in paths:
+        if path not in unique:
+            unique.append(path)
+    return unique
+
+
+def read_servers(path: Path) -> dict[str, Any]:
+    """The server table of one ``mcp.json`` ({} when the file does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                          f"column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a JSON object with \"mcpServers\"")
+    servers = data.get("mcpServers", data.get("servers", {}))
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{path}: \"mcpServers\" must be an object of name -> server")
+    return servers
+
+
+def load_server(name: str, *, environ: Mapping[str, str] | None = None,
+                cwd: Path | None = None) -> ServerConfig:
+    """Find ``name`` in the ``mcp.json`` files (see the module docstring) and expand it."""
+    environ = os.environ if environ is None else environ
+    paths = search_paths(environ, cwd)
+    seen: list[str] = []
+    for path in paths:
+        servers = read_servers(path)
+        if name in servers:
+            return parse_entry(name, servers[name], path, environ)
+        seen.extend(n for n in servers if n not in seen)
+    looked = ", ".join(str(p) for p in paths)
+    known = f" (servers defined: {', '.join(sorted(seen))})" if seen else ""
+    raise ConfigError(f"no server named {name!r} in {looked}{known}; give a URL or command: "
+                      f"%mcp_connect {name} URL_OR_COMMAND")
+
+
+def parse_entry(name: str, entry: Any, source: Path,
+                environ: Mapping[str, str] | None = None) -> ServerConfig:
+    """Check one server entry and expand ``${env:VAR}`` in its strings."""
+    environ = os.environ if environ is None else environ
+    where = f"{source}: server {name!r}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be an object with \"command\" or \"url\"")
+    secrets: set[str] = set()
+
+    def expand(value: Any, what: str, secret: bool = False) -> str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: {what} must be a string")
+
+        def substitute(match: re.Match[str]) -> str:
+            var = match.group(1)
+            if var not in environ:
+                raise ConfigError(f"{where} uses ${{env:{var}}} in {what}, but {var} is not set")
+            secrets.add(environ[var])
+            return environ[var]
+
+        expanded = ENV_REF.sub(substitute, value)
+        if secret:
+            secrets.add(expanded)
+        return expanded
+
+    def table(key: str) -> dict[str, str]:
+        raw = entry.get(key) or {}
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: \"{key}\" must be an object of name -> string")
+        return {str(k): expand(v, f"{key}.{k}", secret=True) for k, v in raw.items()}
+
+    kind = entry.get("type")
+    if kind is not None and kind not in ("stdio", *HTTP_TYPES):
+        raise ConfigError(f"{where}: unsupported \"type\": {kind!r} (use \"stdio\" or \"http\")")
+    dialect = entry.get("dialect")
+    if dialect is not None and not isinstance(dialect, str):
+        raise ConfigError(f"{where}: \"dialect\" must be a string")
+    wants_http = kind in HTTP_TYPES or (kind is None and "url" in entry and "command" not in entry)
+    if wants_http:
+        if "url" not in entry:
+            raise ConfigError(f"{where} has \"type\": {kind!r} but no \"url\"")
+        url = expand(entry["url"], "url")
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}: \"url\" must start with http:// or https://")
+        if entry.get("env"):
+            raise ConfigError(f"{where}: \"env\" applies to stdio servers; this one has a url")
+        return ServerConfig(name, source, url, headers=table("headers"), dialect=dialect,
+                            display_target=entry["url"], secrets=_scrubbable(secrets))
+    if "command" not in entry:
+        raise ConfigError(f"{where} needs \"command\" (stdio) or \"url\" (HTTP)")
+    command = expand(entry["command"], "command")
+    args = entry.get("args") or []
+    if not isinstance(args, list):
+        raise ConfigError(f"{where}: \"args\" must be a list of strings")
+    argv = [command, *(expand(a, f"args[{i}]") for i, a in enumerate(args))]
+    if entry.get("headers"):
+        raise ConfigError(f"{where}: \"headers\" apply to HTTP servers; this one has a command")
+    display = " ".join([entry["command"], *(str(a) for a in args)])
+    return ServerConfig(name, source, argv, env=table("env"), dialect=dialect,
+                        display_target=display, secrets=_scrubbable(secrets))
+
+
+def _scrubbable(values: set[str]) -> frozenset[str]:
+    return frozenset(v for v in values if len(v) >= MIN_SECRET_LEN)
+
+
+def redact(text: str, secrets: frozenset[str] | set[str]) -> str:
+    """``text`` with every secret value replaced by ``***`` (longest first)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+__all__ = ["ConfigError", "ServerConfig", "search_paths", "read_servers", "load_server", "parse_entry",
+           "redact"]

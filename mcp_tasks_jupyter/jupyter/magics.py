@@ -1,0 +1,424 @@
+"""The ``%mcp_*`` magics: connect to servers, start and watch tasks, collect their results.
+
+Load them with ``%load_ext mcp_tasks_jupyter`` (or ``c.InteractiveShellApp.extensions =
+["mcp_tasks_jupyter"]`` in an IPython/kernel config). Each magic's docstring is its help
+(``%mcp_task?``). The argument grammar is in ``magic_args``; the cell rewriting that lets a cell
+await a magic is in ``transform``; the connections and jobs live in the runtime.
+
+Mistakes (bad arguments, unknown servers or tools, missing required arguments, errors from the
+server) fail the cell with one line, ``UsageError: <what>: <problem>``, and no traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+from typing import Any, Callable, Coroutine
+
+from IPython.core.error import UsageError
+from IPython.core.magic import (Magics, line_cell_magic, line_magic, magics_class, needs_local_scope,
+                                no_var_expand)
+from IPython.display import display as ipython_display
+from IPython.utils.text import DollarFormatter
+
+from ..errors import MCPError
+from ..tasks import TaskHandle
+from . import display, transform
+from .config import load_server
+from .magic_args import (ArgumentError, TaskRef, parse_connect_line, parse_server_name, parse_task_line,
+                         parse_task_ref, parse_tasks_line)
+from .pending import Pending, one_line
+from .runtime import Runtime, get_runtime
+from .tables import servers_table, tools_table
+
+_formatter = DollarFormatter()
+#: Names %mcp_connect can expand without an import: {sys.executable}, {os.environ[...]}.
+_CONNECT_NAMES = {"sys": sys, "os": os}
+
+
+@magics_class
+class MCPMagics(Magics):
+    """The ``%mcp_*`` magics, bound to one :class:`Runtime` (the process-wide one by default)."""
+
+    def __init__(self, shell: Any, runtime: Runtime | None = None) -> None:
+        super().__init__(shell)
+        self.runtime = runtime if runtime is not None else get_runtime()
+
+    # -- %mcp_connect --------------------------------------------------------------------------
+
+    @no_var_expand
+    @line_magic
+    @needs_local_scope
+    def mcp_connect(self, line: str, local_ns: dict[str, Any] | None = None) -> Pending:
+        """Connect to an MCP server and give the connection a NAME.
+
+        Usage::
+
+            %mcp_connect [options] NAME [options] URL_OR_COMMAND...
+            %mcp_connect [options] NAME                 # NAME from mcp.json
+
+        Options (before URL_OR_COMMAND)::
+
+            --header NAME=VALUE   an HTTP header on every request (repeatable; also NAME: VALUE)
+            --env NAME=VALUE      an environment variable for a stdio server (repeatable)
+            --dialect D           auto (default), 2025-11-25, ext, sep1686, none
+            --timeout SECONDS     how long to wait for the server's initialize answer (30)
+
+        The first word after NAME that does not start with ``-`` begins URL_OR_COMMAND, and every
+        word from there on belongs to the command (its own ``-m``, ``--port`` ... included); write
+        ``--`` to end the options explicitly. A URL (``http://``, ``https://``) means Streamable
+        HTTP; anything else is a command run over stdio, split like a shell would. ``$var`` and
+        ``{expr}`` expand from the notebook's variables (``sys`` and ``os`` are there even when
+        not imported)::
+
+            %mcp_connect demo {sys.executable} -m mcp_tasks_jupyter.demo --poll-interval 200
+            %mcp_connect api --header "Authorization=Bearer $token" https://example.org/mcp
+            %mcp_connect research            # "research" from mcp.json
+
+        Without URL_OR_COMMAND, NAME is looked up in ``mcp.json``: next to the notebook, then the
+        user's Jupyter config directory (or ``$MTJ_CONFIG``); ``${env:VAR}`` in it comes from the
+        environment. Options given here are added to the file's headers and env.
+
+        Connecting again with a NAME in use replaces that connection once the new one is up; its
+        unfinished tasks keep running on the server (``%mcp_result NAME:TASK_ID`` picks one up).
+        Header and env values are never shown.
+        """
+        args = self._parse(parse_connect_line, self._expander(local_ns, fallback=_CONNECT_NAMES)(line))
+        headers, env = dict(args.headers), dict(args.env)
+        secrets: frozenset[str] = frozenset()
+        if args.target is None:
+            try:
+                config = load_server(args.name)
+            except MCPError as exc:
+                raise UsageError(one_line(f"%mcp_connect {args.name}", exc)) from None
+            target: str | list[str] = config.target
+            headers, env = {**config.headers, **headers}, {**config.env, **env}
+            dialect = args.dialect or config.dialect or "auto"
+            shown, source, secrets = config.display_target, str(config.source), config.secrets
+        else:
+            target = args.target
+            dialect = args.dialect or "auto"
+            shown = _as_written(line, target)
+            source = "%mcp_connect"
+        options: dict[str, Any] = {"timeout": args.timeout} if args.timeout is not None else {}
+        runtime = self.runtime
+        job = self._job(runtime.connect(args.name, target, headers=headers or None, env=env or None,
+                                        dialect=dialect, display_target=shown, source=source,
+                                        secrets=secrets, **options), f"mcp-connect {args.name}")
+
+        async def report(client: Any) -> Any:
+            info = client.describe()
+            print(f"connected {args.name}: {info['server']} {info['version']} over {info['transport']}, "
+                  f"protocol {info['protocol']}, tasks: {info['dialect']}")
+            return client
+
+        return Pending(f"%mcp_connect {args.name}", job, report, quiet=True,
+                       redact=lambda text: runtime.redact(_scrub(text, secrets, headers, env)))
+
+    # -- %mcp_servers --------------------------------------------------------------------------
+
+    @line_magic
+    def mcp_servers(self, line: str) -> None:
+        """Show this kernel's connections: transport, target, server, protocol version, task
+        dialect (and why it was chosen), the server's task capabilities, open tasks, state, and the
+        names (never the values) of headers and env variables.
+
+        Usage: ``%mcp_servers``
+        """
+        if line.strip():
+            raise UsageError(f"%mcp_servers takes no arguments (got {line.strip()!r})")
+        table = servers_table(self.runtime.connections.values(), self.runtime.redact)
+        if not self.runtime.connections:
+            table.notes.append("Connect with %mcp_connect NAME URL_OR_COMMAND.")
+        ipython_display(table)
+
+    # -- %mcp_tools ----------------------------------------------------------------------------
+
+    @line_magic
+    def mcp_tools(self, line: str) -> Pending:
+        """Show the tools of server NAME (default: every connected server) with their task
+        support (``forbidden``/``optional``/``required`` and how a call runs on this connection;
+        on the stateless wire the server decides per call), a summary of their arguments
+        (``*`` = required) and the first line of their description.
+
+        Usage: ``%mcp_tools [NAME]``
+        """
+        name = self._parse(parse_server_name, line, magic="mcp_tools")
+        runtime = self.runtime
+        names = [name] if name is not None else list(runtime.clients)
+        if name is not None:
+            self._client(name, "%mcp_tools")
+        elif not names:
+            raise UsageError("%mcp_tools: no MCP server is connected: run %mcp_connect NAME URL_OR_COMMAND first")
+
+        async def gather() -> list[Any]:
+            tables = []
+            for server in names:
+                client = runtime.client(server)
+                tools = await client.list_tools(refresh=True)
+                tables.append(tools_table(server, tools, client.dialect))
+            return tables
+
+        async def show(tables: list[Any]) -> None:
+            for table in tables:
+                ipython_display(table)
+
+        what = f"%mcp_tools {name}" if name else "%mcp_tools"
+        return Pending(what, self._job(gather(), what), show, quiet=True, redact=runtime.redact)
+
+    # -- %mcp_task / %%mcp_task ------------------------------------------------------------------
+
+    @no_var_expand
+    @line_cell_magic
+    @needs_local_scope
+    def mcp_task(self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Pending:
+        """Start a tool as a task; the cell gets its TaskHandle as soon as the server has it.
+
+        Usage::
+
+            h = %mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] NAME:TOOL [key=value ...]
+            %%mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] NAME:TOOL [key=value ...]
+            <arguments as a JSON object or YAML mapping>
+
+        ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
+        any order; everything after it is ``key=value``. A value is JSON when it parses as JSON
+        (``seconds=2``, ``flag=true``, ``values=[1, 2, 3]``, ``opts={"a": 1}``, ``topic="two words"``),
+        else a Python literal (``['a', 'b']``, ``'a b'``, ``None``), else the text as written
+        (``topic=tides``). ``$var`` and ``{expr}`` expand from the notebook's variables, word by
+        word (a JSON object or array is never expanded); quote them to keep a string a string:
+        ``label="{name}"``. In ``%%mcp_task`` the cell body holds the arguments (``key=value`` on
+        the line may add more); it is not expanded.
+
+        ``-o VAR``       when the task completes successfully, bind its ToolResult to VAR (with or
+                         without ``--wait``). On failure (an error, a cancellation, a result with
+                         ``is_error``) nothing is bound and the error stays visible in the task's
+                         widget (or ``await h`` raises it).
+        ``--wait``       wait for the task inside the cell (other jobs keep running) and return
+                         its ToolResult; a failed task fails the cell with one line.
+        ``--ttl MS``     how long the server should keep the task, in milliseconds.
+        ``--answers J``  a JSON mapping accepted as the answer if the task asks a question
+                         (elicitation), e.g. ``--answers '{"interpretation": "tides (history)"}'``.
+
+        The task is shown below the cell as it runs. Errors in the arguments, unknown servers or
+        tools, missing required arguments and refusals by the server fail the cell with one line.
+        Interrupting the cell never cancels the task: use ``%mcp_cancel``.
+        """
+        call = self._parse(parse_task_line, line, body=cell, expand=self._expander(local_ns))
+        runtime = self.runtime
+        shell = self.shell
+
+        async def create() -> TaskHandle:
+            handle = await runtime.start_task(call.server, call.tool, call.arguments, ttl=call.ttl,
+                                              answers=call.answers)
+            if call.out is not None:
+                bind_when_done(shell.user_ns, call.out, handle)
+            return handle
+
+        async def then(handle: TaskHandle) -> Any:
+            display.show_task(handle)
+            if call.wait:
+                return await handle
+            return handle
+
+        return Pending(call.label, self._job(create(), f"mcp-task {call.label}"), then, quiet=not call.wait,
+                       redact=runtime.redact)
+
+    # -- %mcp_tasks ----------------------------------------------------------------------------
+
+    @line_magic
+    def mcp_tasks(self, line: str) -> None:
+        """Show a live board of the tasks started (or picked up) in this kernel.
+
+        Usage: ``%mcp_tasks [NAME] [--status S]``, S one of working, input_required, completed,
+        failed, cancelled, expired, lost.
+        """
+        server, status = self._parse(parse_tasks_line, line)
+        runtime = self.runtime
+        if server is not None and server not in runtime.clients and all(h.server != server for h in runtime.handles):
+            raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
+        display.show_board(runtime.handles, server=server, status=status)
+
+    # -- %mcp_cancel ---------------------------------------------------------------------------
+
+    @line_magic
+    @needs_local_scope
+    def mcp_cancel(self, line: str, local_ns: dict[str, Any] | None = None) -> Pending:
+        """Ask the server to cancel a task.
+
+        Usage: ``%mcp_cancel TASK_ID_OR_VARIABLE``, where the argument is the name of a variable
+        holding a TaskHandle (``%mcp_cancel h``) or a task id, ``[NAME:]TASK_ID`` (``NAME:`` may be
+        left out when one server is connected or the task is known in this kernel).
+        """
+        ref = self._parse(parse_task_ref, line, magic="mcp_cancel", allow_out=False)
+        handle, server, task_id = self._lookup(ref, local_ns, "%mcp_cancel")
+        runtime = self.runtime
+        what = f"%mcp_cancel {ref.ref}"
+
+        async def cancel() -> TaskHandle:
+            target = handle if handle is not None else runtime.attach(task_id, server)
+            await target.cancel()
+            return target
+
+        async def report(target: TaskHandle) -> None:
+            print(f"{target.server}:{target.tool or '?'} task {target.task_id}: {target.status}")
+
+        return Pending(what, self._job(cancel(), "mcp-cancel"), report, quiet=True, redact=runtime.redact)
+
+    # -- %mcp_result ---------------------------------------------------------------------------
+
+    @line_magic
+    @needs_local_scope
+    def mcp_result(self, line: str, local_ns: dict[str, Any] | None = None) -> Pending:
+        """Wait for a task's result and return it (a ToolResult).
+
+        Usage: ``%mcp_result [NAME:]TASK_ID [-o VAR]`` (or a variable holding a TaskHandle).
+
+        A task this kernel knows is simply awaited; any other one (started before a kernel
+        restart, or elsewhere) is picked up on server NAME (or the only server connected) and
+        shown while it runs. ``-o VAR`` binds the result to VAR. A failed task fails the cell with
+        one line; interrupting the cell never cancels the task.
+        """
+        ref = self._parse(parse_task_ref, line, magic="mcp_result", allow_out=True)
+        handle, server, task_id = self._lookup(ref, local_ns, "%mcp_result")
+        runtime = self.runtime
+        shell = self.shell
+        what = f"%mcp_result {ref.ref}"
+
+        async def find() -> tuple[TaskHandle, bool]:
+            if handle is not None:
+                return handle, False
+            return runtime.attach(task_id, server), True
+
+        async def collect(found: tuple[TaskHandle, bool]) -> Any:
+            target, fresh = found
+            if fresh and not target.done():
+                display.show_task(target)
+            result = await target
+            if ref.out is not None and not result.is_error:
+                shell.user_ns[ref.out] = result
+            return result
+
+        return Pending(what, self._job(find(), "mcp-result"), collect, redact=runtime.redact)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _parse(self, parser: Callable[..., Any], line: str, **kwargs: Any) -> Any:
+        try:
+            return parser(line, **kwargs)
+        except ArgumentError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _expander(self, local_ns: dict[str, Any] | None,
+                  fallback: dict[str, Any] | None = None) -> Callable[[str], str]:
+        """IPython's ``$var`` / ``{expr}`` expansion over the user's (and the caller's) names."""
+        namespace = {**(fallback or {}), **self.shell.user_ns}
+        if local_ns is not None and local_ns is not self.shell.user_ns:
+            namespace.update(local_ns)
+
+        def expand(text: str) -> str:
+            if "$" not in text and "{" not in text:
+                return text
+            try:
+                return _formatter.vformat(text, args=[], kwargs=namespace)
+            except Exception:
+                return text  # as IPython does: what cannot be expanded stays as written
+
+        return expand
+
+    def _job(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            coro.close()
+            raise UsageError("the %mcp_* magics need a running asyncio loop: use them in a Jupyter "
+                             "kernel (or IPython with %autoawait asyncio)") from None
+        return self.runtime.spawn(coro, name=name, awaited=True)
+
+    def _client(self, name: str, what: str) -> Any:
+        try:
+            return self.runtime.client(name)
+        except MCPError as exc:
+            raise UsageError(one_line(what, exc)) from None
+
+    def _lookup(self, ref: TaskRef, local_ns: dict[str, Any] | None,
+                what: str) -> tuple[TaskHandle | None, str | None, str]:
+        """(handle, None, "") for a variable or a task known here; else (None, server, task_id)."""
+        text = ref.ref
+        if text.isidentifier():
+            namespace = {**self.shell.user_ns, **(local_ns or {})}
+            if text in namespace:
+                value = namespace[text]
+                if isinstance(value, TaskHandle):
+                    return self.runtime.track(value), None, ""
+                raise UsageError(f"{what}: {text} is a {type(value).__name__}, not a task "
+                                 f"(give a TaskHandle variable or [NAME:]TASK_ID)")
+        server, colon, rest = text.partition(":")
+        if colon and server in self.runtime.clients:
+            task_id, name = rest, server
+        else:
+            task_id, name = text, None
+        known = self.runtime.find(task_id, server=name)
+        if known is not None and not self.runtime.needs_reattach(known):
+            return known, None, ""
+        if name is None and len(self.runtime.clients) != 1:
+            if not self.runtime.clients:
+                raise UsageError(f"{what}: no task {task_id!r} in this kernel and no server connected to "
+                                 f"ask: run %mcp_connect NAME ... first")
+            raise UsageError(f"{what}: task {task_id!r} is not known in this kernel; say which server has "
+                             f"it: NAME:{task_id} (connected: {', '.join(self.runtime.clients)})")
+        return None, name, task_id
+
+
+def bind_when_done(namespace: dict[str, Any], name: str, handle: TaskHandle) -> None:
+    """Set ``namespace[name]`` to the handle's ToolResult the moment it completes successfully."""
+
+    def bind(h: TaskHandle) -> None:
+        if not h.done():
+            return
+        unsubscribe()
+        if h.exception() is None and not h.result().is_error:
+            namespace[name] = h.result()
+
+    unsubscribe = handle.on_change(bind)
+    bind(handle)
+
+
+def _as_written(line: str, target: str | list[str]) -> str:
+    """The target as the user wrote it, before ``$var``/``{expr}`` expansion (tokens stay hidden)."""
+    try:
+        written = parse_connect_line(line).target
+    except ArgumentError:
+        written = None
+    chosen = written if written else target
+    if isinstance(chosen, str):
+        return chosen
+    return " ".join(shlex.quote(w) if not w or any(c.isspace() for c in w) else w for w in chosen)
+
+
+def _scrub(text: str, secrets: frozenset[str], headers: dict[str, str], env: dict[str, str]) -> str:
+    from .config import redact
+
+    values = set(secrets) | {v for v in (*headers.values(), *env.values()) if len(v) >= 3}
+    return redact(text, values)
+
+
+def load(shell: Any) -> None:
+    """Register the magics and the awaiting transformer on ``shell`` (``%load_ext`` calls this)."""
+    if "MCPMagics" not in shell.magics_manager.registry:
+        shell.register_magics(MCPMagics(shell))
+    transform.install(shell)
+
+
+def unload(shell: Any) -> None:
+    """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
+    transform.uninstall(shell)
+    magics = shell.magics_manager.registry.pop("MCPMagics", None)
+    if magics is not None:
+        for kind, table in magics.magics.items():
+            for name in table:
+                shell.magics_manager.magics[kind].pop(name, None)
+
+
+__all__ = ["MCPMagics", "load", "unload", "bind_when_done"]

@@ -1,0 +1,78 @@
+"""What an awaiting magic returns, and the helper that transformed cells await it with.
+
+A magic cannot be awaited, so ``%mcp_task`` & co. start their work as a runtime job and return a
+:class:`Pending`. The input transformer (``transform.py``) rewrites the cell so that it awaits
+``_mtj_await(<the magic call>)``: the cell then waits for the work (the loop stays free) and gets
+the magic's real value. Where the cell is not rewritten (inside a function, under another cell
+magic), the magic's value is the Pending itself: ``await`` it.
+
+Failures reach the cell as one line: an MCPError becomes IPython's UsageError (shown without a
+traceback), prefixed with what the magic was doing ("demo:slow_compute: ...").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Generator
+
+from IPython.core.error import UsageError
+
+from ..errors import MCPError, ServerExited
+
+#: The name transformed cells call; kept in the user namespace (hidden from %who).
+HELPER_NAME = "_mtj_await"
+
+
+class Pending:
+    """The value of an awaiting magic until the cell awaits it; ``await`` it for the real value.
+
+    ``job`` is a runtime-owned task (an interrupted cell never cancels it); ``then`` runs in the
+    awaiting cell afterwards (showing a widget, waiting for a result). ``quiet`` values are not
+    shown again when the magic is a statement of its own (the magic has displayed them already).
+    """
+
+    def __init__(self, what: str, job: asyncio.Future[Any],
+                 then: Callable[[Any], Awaitable[Any]] | None = None, *, quiet: bool = False,
+                 redact: Callable[[str], str] = str) -> None:
+        self.what = what
+        self.quiet = quiet
+        self._job = job
+        self._then = then
+        self._redact = redact
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._settle().__await__()
+
+    async def _settle(self) -> Any:
+        try:
+            value = await asyncio.shield(self._job)
+            if self._then is not None:
+                value = await self._then(value)
+            return value
+        except MCPError as exc:
+            raise UsageError(self._redact(one_line(self.what, exc))) from None
+
+    def __repr__(self) -> str:
+        state = "done" if self._job.done() else "running"
+        return f"<pending {self.what} ({state}): await it for its value>"
+
+
+async def settle(value: Any, bare: bool = False) -> Any:
+    """What transformed cells await: a Pending's value (None for a quiet one used as a statement)."""
+    if isinstance(value, Pending):
+        result = await value
+        return None if bare and value.quiet else result
+    return value
+
+
+def one_line(what: str, exc: BaseException) -> str:
+    """``what: problem`` on one line (a stdio server's last stderr line added when it exited)."""
+    detail = exc.detail if isinstance(exc, MCPError) else str(exc)
+    lines = [line.strip() for line in detail.splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    if isinstance(exc, ServerExited) and exc.stderr.strip():
+        text += f" (server stderr: {exc.stderr.strip().splitlines()[-1].strip()})"
+    return f"{what}: {text}" if what else text
+
+
+__all__ = ["Pending", "settle", "one_line", "HELPER_NAME"]

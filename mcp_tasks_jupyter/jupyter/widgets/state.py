@@ -1,0 +1,109 @@
+"""What the live views send: a task handle turned into small JSON-able trait values.
+
+Nothing here talks to the front end; the widgets decide when to send. Results are converted once
+(when the task ends) and log lines only when new ones arrived, so a flush costs little.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ...render import failure_message, pending_questions, result_preview
+
+if TYPE_CHECKING:
+    from ...tasks import TaskHandle
+
+#: Log lines a task widget shows (the newest).
+LOG_LINES_SHOWN = 50
+LOG_LINE_CHARS = 500
+ERROR_CHARS = 20_000
+
+
+class TaskState:
+    """Builds the trait values of one task widget from its handle, caching what is costly."""
+
+    def __init__(self, handle: "TaskHandle") -> None:
+        self.handle = handle
+        self._log_key: tuple[int, int] | None = None
+        self._log_lines: list[str] = []
+        self._created_key: str | None = None
+        self._created: float | None = None
+        self._preview: dict[str, Any] | None = None
+        self._error: str | None = None
+        self._finished_seen = False
+
+    def traits(self) -> dict[str, Any]:
+        """The current value of every synced trait that follows the handle."""
+        h = self.handle
+        progress = h.progress
+        done = h.done()
+        if done and not self._finished_seen:
+            self._finished_seen = True
+            error = failure_message(h)
+            self._error = error if error is None or len(error) <= ERROR_CHARS else error[:ERROR_CHARS] + "…"
+            self._preview = result_preview(h.result()) if self._error is None else None
+        return {
+            "tool": h.tool or "(unknown tool)",
+            "server": h.server,
+            "status": h.status,
+            "status_message": h.status_message or "",
+            "progress": None if progress is None else [progress.progress, progress.total, progress.message],
+            "started": h.started,
+            "finished": h.finished,
+            "created": self._created_epoch(),
+            "ttl_ms": h.ttl_ms,
+            "poll_interval_ms": h.poll_interval_ms,
+            "done": done,
+            "error": self._error or "",
+            "result": self._preview,
+            "logs": self._logs(),
+            "log_count": len(h.logs),
+            "pending": pending_questions(h) if h.pending_input else [],
+        }
+
+    def _created_epoch(self) -> float | None:
+        created_at = self.handle.created_at
+        if created_at != self._created_key:
+            self._created_key, self._created = created_at, _epoch(created_at)
+        return self._created
+
+    def _logs(self) -> list[str]:
+        logs = self.handle.logs
+        key = (len(logs), id(logs[-1]) if logs else 0)
+        if key != self._log_key:
+            self._log_key = key
+            start = max(0, len(logs) - LOG_LINES_SHOWN)
+            self._log_lines = [format_log(logs[i]) for i in range(start, len(logs))]
+        return self._log_lines
+
+
+def board_row(key: int, handle: "TaskHandle") -> list[Any]:
+    """One compact board row: ``[key, tool, server, status, message, progress, total, started, finished]``."""
+    progress = handle.progress
+    message = handle.status_message or (progress.message if progress and progress.message else "")
+    return [key, handle.tool or "(unknown tool)", handle.server, handle.status, message,
+            None if progress is None else progress.progress,
+            None if progress is None else progress.total,
+            handle.started, handle.finished]
+
+
+def format_log(params: dict[str, Any]) -> str:
+    """``info demo: text`` from a ``notifications/message`` params object."""
+    level = params.get("level", "info")
+    logger = params.get("logger")
+    data = params.get("data")
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    head = f"{level} {logger}" if isinstance(logger, str) else str(level)
+    line = f"{head}: {text}"
+    return line if len(line) <= LOG_LINE_CHARS else line[:LOG_LINE_CHARS] + "…"
+
+
+def _epoch(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return None

@@ -1,0 +1,167 @@
+"""TaskWidget: the live view of one task (status, progress, clocks, Cancel, result preview)."""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import time
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets as t
+
+from ...render import task_text
+from ..runtime import get_runtime
+from .coalesce import Coalescer
+from .state import TaskState
+
+if TYPE_CHECKING:
+    from ...tasks import TaskHandle
+
+log = logging.getLogger(__name__)
+
+_HERE = pathlib.Path(__file__).parent
+#: Seconds between two updates of one widget, at most (the front end ticks the clocks itself).
+UPDATE_INTERVAL = 0.1
+
+
+class TaskWidget(anywidget.AnyWidget):
+    """A live view of a TaskHandle. Make one with :func:`bind` (or ``show_task``).
+
+    The state is sent as data (the browser builds the DOM with ``textContent``, never HTML from the
+    server); the elapsed time and the TTL count in the browser from ``started``/``created``, so a
+    running task costs no messages while nothing changes. Changes of the handle are coalesced:
+    at most one comm message per ``UPDATE_INTERVAL`` (the final state is sent at once).
+    """
+
+    _esm = _HERE / "task_widget.js"
+    _css = _HERE / "task_widget.css"
+
+    tool = t.Unicode("").tag(sync=True)
+    server = t.Unicode("").tag(sync=True)
+    status = t.Unicode("working").tag(sync=True)
+    status_message = t.Unicode("").tag(sync=True)
+    #: ``[progress, total or None, message or None]`` or None when the server sent no progress.
+    progress = t.List(default_value=None, allow_none=True).tag(sync=True)
+    started = t.Float(0.0).tag(sync=True)
+    finished = t.Float(None, allow_none=True).tag(sync=True)
+    created = t.Float(None, allow_none=True).tag(sync=True)
+    ttl_ms = t.Int(None, allow_none=True).tag(sync=True)
+    poll_interval_ms = t.Int(None, allow_none=True).tag(sync=True)
+    done = t.Bool(False).tag(sync=True)
+    error = t.Unicode("").tag(sync=True)
+    #: ``render.result_preview`` of the result once the task completed.
+    result = t.Dict(None, allow_none=True).tag(sync=True)
+    logs = t.List(t.Unicode()).tag(sync=True)
+    log_count = t.Int(0).tag(sync=True)
+    pending = t.List(t.Unicode()).tag(sync=True)
+    cancelling = t.Bool(False).tag(sync=True)
+    cancel_error = t.Unicode("").tag(sync=True)
+    #: The kernel's clock (epoch s) when this state was sent: the browser corrects its own by it.
+    sent_at = t.Float(0.0).tag(sync=True)
+
+    def __init__(self, handle: "TaskHandle", *, interval: float = UPDATE_INTERVAL) -> None:
+        self._handle = handle
+        self._state = TaskState(handle)
+        self._cancelling = False
+        self._cancel_error = ""
+        self._coalescer = Coalescer(self._flush, interval)
+        self._unsubscribe: Any = None
+        super().__init__(**self._current_state(), sent_at=time.time())
+        self.on_msg(self._on_front_end_msg)
+        if not handle.done():
+            self._unsubscribe = handle.on_change(self._on_change)
+
+    @property
+    def handle(self) -> "TaskHandle":
+        return self._handle
+
+    @property
+    def flushes(self) -> int:
+        """How many state updates were sent (at most one comm message each)."""
+        return self._coalescer.flushes
+
+    def cancel(self) -> None:
+        """What the Cancel button does: ask the server to cancel, in the background.
+
+        Errors show up in the widget (``cancel_error``); nothing is raised here.
+        """
+        if self._handle.done() or self._cancelling:
+            return
+        self._cancelling, self._cancel_error = True, ""
+        job = self._cancel()
+        try:
+            get_runtime().spawn(job, name=f"cancel {self._handle.tool}")
+        except Exception as exc:  # no loop to run it on, or the runtime refused
+            job.close()
+            self._cancelling, self._cancel_error = False, f"cancel failed: {exc}"
+        self._coalescer.request()
+
+    def close(self) -> None:
+        """Stop following the handle and close the comm (the view disappears)."""
+        self._stop_following()
+        self._coalescer.cancel()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"TaskWidget({task_text(self._handle)})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # Keep the live view; text/plain is the stable task text (nbval compares it).
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            data["text/plain"] = task_text(self._handle)
+        return bundle
+
+    def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        # The browser's Cancel button sends {"type": "cancel"} as a custom message.
+        if isinstance(content, dict) and content.get("type") == "cancel":
+            self.cancel()
+
+    # -- following the handle --------------------------------------------------------------------
+
+    def _on_change(self, handle: "TaskHandle") -> None:
+        if handle.done():
+            self._stop_following()
+            self._coalescer.request(now=True)
+        else:
+            self._coalescer.request()
+
+    def _stop_following(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _current_state(self) -> dict[str, Any]:
+        state = self._state.traits()
+        cancelling = self._cancelling and not state["done"]
+        state["cancelling"], state["cancel_error"] = cancelling, self._cancel_error
+        return state
+
+    def _flush(self) -> None:
+        """Send every changed trait in one comm message."""
+        if self.comm is None:
+            return  # closed
+        changed = {k: v for k, v in self._current_state().items() if getattr(self, k) != v}
+        if not changed:
+            return
+        with self.hold_sync():
+            for name, value in changed.items():
+                setattr(self, name, value)
+            self.sent_at = time.time()
+
+    async def _cancel(self) -> None:
+        try:
+            await self._handle.cancel()
+        except Exception as exc:
+            log.info("cancelling %r failed: %s", self._handle, exc)
+            self._cancel_error = f"cancel failed: {exc}"
+            self._cancelling = False
+        self._coalescer.request(now=self._handle.done())
+
+
+def bind(handle: "TaskHandle", *, interval: float = UPDATE_INTERVAL) -> TaskWidget:
+    """A TaskWidget following ``handle`` until it ends: at most one comm message per ``interval``
+    seconds however fast the handle changes, the final state at once, then it unsubscribes."""
+    return TaskWidget(handle, interval=interval)
