@@ -94,11 +94,19 @@ def summary_line(handle: "TaskHandle", *, timing: bool = True) -> str:
     With ``timing=False`` the duration is left out, so the line is stable for the same outcome.
     While the task runs the last part is its status message.
     """
-    line = f"{_label(handle)}: {_plain(handle.status)}"
+    line = f"{_label(handle)}: {_plain(status_label(handle))}"
     if timing and handle.done():
         line += f" in {format_duration(handle.elapsed)}"
     first = _first_line(_headline(handle))
     return f"{line} — {first}" if first else line
+
+
+def status_label(handle: "TaskHandle") -> str:
+    """The status, marked when a dialect reports a tool error as ``completed`` (ext does)."""
+    if handle.status == "completed" and handle.done() and handle.exception() is None \
+            and handle.result().is_error:
+        return "completed with a tool error"
+    return handle.status
 
 
 def running_line(handle: "TaskHandle") -> str:
