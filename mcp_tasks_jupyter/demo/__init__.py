@@ -1,10 +1,31 @@
-"""A demo MCP server with long-running tools, speaking the 2025-11-25 protocol with tasks.
+"""A demo MCP server with long-running tools, speaking three task dialects.
 
 Run it with ``python -m mcp_tasks_jupyter.demo``: over stdio by default (newline-delimited
 JSON-RPC on stdin/stdout, logs on stderr), or over Streamable HTTP with ``--http``, when it
 prints one line, ``MCP demo server listening on http://127.0.0.1:PORT/mcp``, once it accepts
 connections. It is self-contained (stdlib, starlette, uvicorn) and does not use the client
 library in the rest of this package.
+
+Dialects, chosen per client by what the client sends (``--dialect 2025-11-25|sep1686|ext``
+serves one only; :mod:`.server` says how the choice is made):
+
+``2025-11-25`` (:mod:`.protocol_2025`)
+    ``initialize``, then task-augmented ``tools/call`` (``params.task``), ``tasks/get``,
+    ``tasks/result``, ``tasks/cancel``, ``tasks/list``, ``notifications/tasks/status``.
+``sep1686`` (:mod:`.protocol_sep1686`, the SEP-1686 draft)
+    ``initialize`` declaring ``capabilities.tasks`` with boolean leaves, or any request carrying
+    ``params._meta["modelcontextprotocol.io/task"] = {taskId, keepAlive}``: the client names the
+    task, gets ``notifications/tasks/created`` and the ordinary answer at the end;
+    ``tasks/get``, ``tasks/result``, ``tasks/list``, ``tasks/delete``; cancel with
+    ``notifications/cancelled``.
+``ext`` (:mod:`.protocol_2026` + :mod:`.protocol_ext`: SEP-2663 on the stateless 2026-07-28 protocol)
+    No ``initialize``; each request carries its ``_meta`` (version, capabilities, client info)
+    and opts into tasks by declaring ``extensions["io.modelcontextprotocol/tasks"]``;
+    ``server/discover``, ``resultType`` on every result, the server decides which calls become
+    tasks, ``tasks/get`` (result, error or ``inputRequests`` inline), ``tasks/update``,
+    ``tasks/cancel``, multi round-trip requests (:mod:`.mrtr`), ``subscriptions/listen`` with
+    ``notifications/tasks``. Over HTTP it is stateless (no session id), with the
+    ``Mcp-Method``/``Mcp-Name`` header checks.
 
 Tools (durations are arguments, so tests and demos can be fast):
 
@@ -20,8 +41,9 @@ Tools (durations are arguments, so tests and demos can be fast):
     cancel fails the task ("The user declined ..."). Returns a markdown report and
     ``{topic, interpretation, depth, sources}``.
 ``failing_job {seconds=0.5, mode="tool_error"|"protocol_error", message}`` (optional)
-    Fails after ``seconds``: a result with ``isError`` (task ``failed``), or the JSON-RPC error
-    ``{code: -32603, message, data: {reason: "demo"}}``.
+    Fails after ``seconds``: a result with ``isError`` (task ``failed`` in 2025-11-25,
+    ``completed`` in sep1686 and ext), or the JSON-RPC error ``{code: -32603, message, data:
+    {reason: "demo"}}`` (task ``failed``).
 ``make_chart {values, title="Chart", seconds=0.2}`` (optional)
     A 480x270 PNG bar chart (image block), a summary line and ``{title, count, min, max, mean}``.
 ``echo {text}`` (no ``execution`` field: tasks forbidden)
@@ -29,35 +51,53 @@ Tools (durations are arguments, so tests and demos can be fast):
 ``exit_process {after_seconds=0.5, code=3}`` (optional; only with ``--faults``)
     Writes "demo server exiting on purpose" to stderr and ends the process with ``code``.
 
+With ``--conformance``, ext clients also see the official conformance suite's fixture tools
+(``greet``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
+``test_tool_with_task``; see :mod:`.fixtures`), and ``failing_job`` requires a task there.
+
 Flags: ``--http``, ``--host`` (127.0.0.1), ``--port`` (0 = a free port), ``--poll-interval MS``
-(500), ``--default-ttl MS`` (600000), ``--max-ttl MS`` (3600000), ``--tools-page-size N``
-(100), ``--tasks-page-size N`` (50), ``--faults``, ``--log-level`` (warning).
+(500, at least 100), ``--default-ttl MS`` (600000), ``--max-ttl MS`` (3600000),
+``--tools-page-size N`` (100), ``--tasks-page-size N`` (50), ``--faults``, ``--dialect``
+(auto), ``--conformance``, ``--log-level`` (warning).
 
 Behaviour and limits:
 
-* A task's ``ttl`` counts from creation; requests are clamped to [1000, max-ttl] ms and a
-  missing or null ttl gets the default. Expired tasks are purged lazily (their bodies
-  cancelled); ``tasks/get`` then answers -32602 "Task has expired: <id>".
+* A 2025-11-25 task's ``ttl`` counts from creation; requests are clamped to [1000, max-ttl] ms
+  and a missing or null ttl gets the default. An ext task gets the default ttl (``ttlMs``),
+  from creation. A sep1686 ``keepAlive`` is clamped the same way but counts from the task's
+  end. Expired tasks are purged lazily (their bodies cancelled); ``tasks/get`` then answers
+  -32602 ("Task has expired").
+* Task ids the server makes are 128-bit random (``secrets.token_urlsafe(16)``); sep1686 clients
+  choose theirs, and the server refuses ids shorter than 16 characters or ever used before.
+* Poll pacing: every task advertises the ``--poll-interval`` (at least 100 ms) as
+  ``pollInterval`` / ``pollIntervalMs`` / ``pollFrequency``. Faster polls are answered normally
+  (no rate limiting): the interval is advice. (The conformance suite polls every 200 ms.)
 * Tasks live in one store shared by every session of the process, so a reconnecting client
-  can still find them. There is no authorisation: anyone who can reach the server can list
-  and read every task (task ids are 128-bit random, but ``tasks/list`` shows them all). The
+  can still find them; each dialect sees only the tasks made in that dialect. There is no
+  authorisation: anyone who can reach the server can read a task whose id they know, and
+  ``tasks/list`` (2025-11-25, sep1686) shows every task of its dialect (ext has no list). The
   HTTP transport binds to 127.0.0.1 by default and rejects non-loopback ``Origin`` headers.
 * ``tasks/list`` is in creation order, oldest first, with opaque cursors.
-* Every status or status message change sends ``notifications/tasks/status``; a call with
-  ``_meta.progressToken`` gets ``notifications/progress``; the slow tools log each stage as
-  ``notifications/message`` (logger "demo", level info).
-* ``tasks/result`` blocks until the task ends and returns the tool result (with
+* 2025-11-25: every status or status message change sends ``notifications/tasks/status``; a
+  call with ``_meta.progressToken`` gets ``notifications/progress``; the slow tools log each
+  stage as ``notifications/message`` (logger "demo", level info). sep1686 sends the same
+  progress and log messages (with its own related-task key) but no status notifications; ext
+  sends progress and log messages only with an inline request that asked for them, and task
+  changes only on ``subscriptions/listen``.
+* 2025-11-25 ``tasks/result`` blocks until the task ends and returns the tool result (with
   ``io.modelcontextprotocol/related-task`` in ``_meta``) or the call's JSON-RPC error; a
   cancelled task answers -32800 "Task was cancelled".
-* Over HTTP, messages about a task go to an open ``tasks/result`` stream for that task, else
-  the standalone GET stream; ``elicitation/create`` waits in a queue until one of them is
-  open. Each session keeps its last 1000 SSE events for ``Last-Event-ID`` resumption.
-  Sessions live until DELETE or server exit.
+* Over HTTP, messages about a task go to an open ``tasks/result`` stream (sep1686: the
+  task-augmented ``tools/call`` stream) for that task, else the standalone GET stream;
+  ``elicitation/create`` waits in a queue until one of them is open. Each session keeps its
+  last 1000 SSE events for ``Last-Event-ID`` resumption. Sessions live until DELETE or server
+  exit.
 * A task's question (``elicitation/create``) goes to the session that started the task. A
   ``tasks/result`` for that task from another session that declared elicitation (say, a
   client reconnecting after a kernel restart) retracts it there and asks it again on its own
   stream; if the asking session ends, the question waits for such a session (or the ttl).
-* Server-to-client request ids are integers counting from 0.
+* Server-to-client request ids are integers counting from 0 (legacy sessions; ext never sends
+  requests: its questions are ``inputRequests``).
 """
 
 import sys

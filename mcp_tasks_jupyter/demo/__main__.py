@@ -10,23 +10,40 @@ import asyncio
 import logging
 import sys
 
-from .config import DemoConfig
+from .config import DIALECTS, DemoConfig
 from .server import DemoServer
 
 EPILOG = """\
+dialects (chosen per client unless --dialect forces one):
+  2025-11-25  initialize, then params.task on tools/call; tasks/get|result|cancel|list
+  sep1686     initialize declaring capabilities.tasks with boolean leaves, or a request carrying
+              params._meta["modelcontextprotocol.io/task"] = {taskId, keepAlive}: the client
+              names the task; tasks/get|result|list|delete; cancel with notifications/cancelled
+  ext         no initialize: every request carries _meta io.modelcontextprotocol/protocolVersion
+              (2026-07-28) and clientCapabilities; the tasks extension (SEP-2663) when a request
+              declares extensions["io.modelcontextprotocol/tasks"]; tasks/get|update|cancel;
+              server/discover; questions as multi round-trip requests; subscriptions/listen
+
 tools (durations are arguments):
   slow_compute  {seconds=5, steps=10, label}        tasks optional; progress at each step
   research      {topic, ambiguous=false, stage_seconds=0.5}
                                                     tasks required; may ask a question (elicitation)
   failing_job   {seconds=0.5, mode=tool_error|protocol_error, message}
-                                                    tasks optional; fails on purpose
+                                                    tasks optional (required for ext with --conformance)
   make_chart    {values, title="Chart", seconds=0.2} tasks optional; a PNG bar chart
   echo          {text}                              no tasks
   exit_process  {after_seconds=0.5, code=3}         with --faults only: the process exits
+  with --conformance, ext clients also see the conformance suite's fixtures: greet,
+  protocol_error_job, confirm_delete, multi_input, test_tool_with_task
 
-limits: a task ttl is clamped to [1000, --max-ttl] ms from creation, then the task is gone;
-tasks are shared by every session of the process and not access-controlled (anyone who can
-reach the server can list them); HTTP binds to 127.0.0.1 unless --host says otherwise.
+limits: a task ttl (2025-11-25) or keepAlive (sep1686) is clamped to [1000, --max-ttl] ms, a
+missing one is --default-ttl; ext tasks get --default-ttl. ttl counts from creation, keepAlive
+from the task's end; then the task is gone (-32602). Task ids are 128 random bits; sep1686
+clients choose theirs and must use 16 to 256 characters (a UUID4). The poll interval is at
+least 100 ms; faster polls are answered normally (no rate limit), the interval is only
+advertised. Tasks are shared by every session of the process and not access-controlled (a
+2025-11-25 or sep1686 client can list every task of its dialect); HTTP binds to 127.0.0.1
+unless --host says otherwise.
 """
 
 
@@ -34,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the demo server."""
     parser = argparse.ArgumentParser(
         prog="python -m mcp_tasks_jupyter.demo",
-        description="Demo MCP server with long-running tools and tasks (protocol 2025-11-25).",
+        description="Demo MCP server with long-running tools and tasks, in three dialects "
+        "(2025-11-25, sep1686, and ext: the tasks extension on 2026-07-28).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -42,7 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default 0: a free port)")
     parser.add_argument(
-        "--poll-interval", type=int, default=500, metavar="MS", help="pollInterval advertised on tasks (default 500)"
+        "--poll-interval",
+        type=int,
+        default=500,
+        metavar="MS",
+        help="poll interval advertised on tasks, at least 100 (default 500)",
     )
     parser.add_argument(
         "--default-ttl",
@@ -66,6 +88,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--faults", action="store_true", help="also offer the exit_process fault tool")
     parser.add_argument(
+        "--dialect",
+        default="auto",
+        choices=DIALECTS,
+        help="serve only this task dialect (default auto: each client in the one it speaks)",
+    )
+    parser.add_argument(
+        "--conformance",
+        action="store_true",
+        help="also offer ext clients the conformance suite's fixture tools (failing_job then requires a task)",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
@@ -88,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             tools_page_size=args.tools_page_size,
             tasks_page_size=args.tasks_page_size,
             faults=args.faults,
+            dialect=args.dialect,
+            conformance=args.conformance,
         )
     except ValueError as exc:
         parser.error(str(exc))

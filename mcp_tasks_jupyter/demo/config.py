@@ -5,16 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+DIALECTS = ("auto", "2025-11-25", "ext", "sep1686")
+
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """Pacing, retention and paging knobs; times are milliseconds.
+    """Pacing, retention, paging and dialect knobs; times are milliseconds.
 
-    A requested task ``ttl`` is clamped to ``[MIN_TTL_MS, max_ttl_ms]``; a missing or null one
-    becomes ``default_ttl_ms`` (itself clamped into that range).
+    A requested task ``ttl`` (2025-11-25) or ``keepAlive`` (sep1686) is clamped to
+    ``[MIN_TTL_MS, max_ttl_ms]``; a missing or null one becomes ``default_ttl_ms`` (itself clamped
+    into that range); ext tasks always get the default. The advertised poll interval is at least
+    ``MIN_POLL_INTERVAL_MS``.
+
+    ``dialect`` "auto" serves each client in the dialect it speaks; any other value serves that
+    one dialect only. ``conformance`` adds the official conformance suite's fixture tools to
+    what ext clients see (see :mod:`.fixtures`).
     """
 
     MIN_TTL_MS: ClassVar[int] = 1000
+    MIN_POLL_INTERVAL_MS: ClassVar[int] = 100
 
     poll_interval_ms: int = 500
     default_ttl_ms: int = 600_000
@@ -22,18 +31,26 @@ class DemoConfig:
     tools_page_size: int = 100
     tasks_page_size: int = 50
     faults: bool = False
+    dialect: str = "auto"
+    conformance: bool = False
 
     def __post_init__(self) -> None:
-        if self.poll_interval_ms < 0:
-            raise ValueError("poll interval must be >= 0 ms")
+        if self.poll_interval_ms < self.MIN_POLL_INTERVAL_MS:
+            raise ValueError(f"poll interval must be >= {self.MIN_POLL_INTERVAL_MS} ms")
         if self.max_ttl_ms < self.MIN_TTL_MS:
             raise ValueError(f"max ttl must be >= {self.MIN_TTL_MS} ms")
         if self.default_ttl_ms <= 0:
             raise ValueError("default ttl must be > 0 ms")
         if self.tools_page_size < 1 or self.tasks_page_size < 1:
             raise ValueError("page sizes must be >= 1")
+        if self.dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}")
 
     def clamp_ttl(self, requested: int | float | None) -> int:
-        """The ttl a new task gets for a requested one (None: the default)."""
+        """The ttl (or sep1686 keepAlive) a new task gets for a requested one (None: the default)."""
         wanted = self.default_ttl_ms if requested is None else requested
         return int(min(max(wanted, self.MIN_TTL_MS), self.max_ttl_ms))
+
+    def serves(self, dialect: str) -> bool:
+        """Whether this process answers clients speaking ``dialect``."""
+        return self.dialect in ("auto", dialect)

@@ -1,18 +1,28 @@
-"""The Streamable HTTP transport (2025-11-25): one endpoint, ``/mcp``, served by uvicorn.
+"""The Streamable HTTP transport: one endpoint, ``/mcp``, served by uvicorn, for every dialect.
 
 * POST: one JSON-RPC message. ``Accept`` must list ``application/json`` and
   ``text/event-stream`` (406), ``Content-Type`` must be ``application/json`` (415), the body
-  must be JSON (400, -32700). ``initialize`` opens a session and answers with an
+  must be JSON (400, -32700).
+* Legacy sessions (2025-11-25 and sep1686): ``initialize`` opens a session and answers with an
   ``Mcp-Session-Id`` header; every later message needs that header (400 without, 404 if
-  unknown). Notifications and responses get 202. Requests get an ``application/json``
-  answer, except ``tasks/result``, which gets a ``text/event-stream`` carrying the task's
-  server requests (``elicitation/create``) and notifications, then the response.
-* GET: the standalone SSE stream of the session (409 if one is open already), or the
+  unknown). Notifications and responses get 202. Requests get an ``application/json`` answer,
+  except those whose messages travel with them (2025-11-25 ``tasks/result``, a sep1686
+  task-augmented ``tools/call``: see ``response_stream_task``), which get a
+  ``text/event-stream`` carrying the task's server requests (``elicitation/create``) and
+  notifications, then the response. An ``MCP-Protocol-Version`` header naming a version the
+  session does not speak gets 400.
+* GET (legacy): the standalone SSE stream of the session (409 if one is open already), or the
   resumption of any stream of the session with ``Last-Event-ID``.
-* DELETE: ends the session (200); its tasks live on in the shared store.
+* DELETE (legacy): ends the session (200); its tasks live on in the shared store.
+* Stateless 2026-07-28 (ext): a POST without ``Mcp-Session-Id`` that is not ``initialize`` and
+  carries the 2026-07-28 ``_meta`` or a non-legacy ``MCP-Protocol-Version`` header (any POST
+  with ``--dialect ext``). No session is made or needed. Header, ``_meta`` and version problems
+  are 400 (-32020, -32602, -32022), an unknown method 404 (-32601), a missing capability 400
+  (-32021). The answer is JSON, or an SSE stream (no event ids, not resumable) for
+  ``subscriptions/listen`` and for requests whose ``_meta`` asks for progress or log messages;
+  closing that stream cancels the request.
 
-An ``MCP-Protocol-Version`` header naming an unsupported version gets 400; an ``Origin``
-header that is not a loopback or the bound host gets 403 (DNS rebinding protection).
+An ``Origin`` header that is not a loopback or the bound host gets 403 (DNS rebinding protection).
 """
 
 from __future__ import annotations
@@ -35,8 +45,19 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .http_session import HttpSession, SseConnection, StreamBusy, UnknownEventId
-from .jsonrpc import INVALID_REQUEST, PARSE_ERROR, REQUEST_CANCELLED, make_error, message_kind
+from .jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    make_error,
+    message_kind,
+)
 from .protocol_2025 import SUPPORTED_VERSIONS
+from .protocol_2026 import Stateless2026
 from .server import DemoServer
 
 logger = logging.getLogger("mcp_tasks_jupyter.demo")
@@ -62,12 +83,32 @@ def _accepts(header: str, media_type: str) -> bool:
     return False
 
 
+def _stateless_status(error_code: int, prechecked: bool) -> int:
+    """The HTTP status of a 2026-07-28 error response."""
+    if error_code == METHOD_NOT_FOUND:
+        return 404
+    if error_code in (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION):
+        return 400
+    return 400 if prechecked else 200  # a malformed request (e.g. _meta missing) vs. a failed call
+
+
+class _SseStream:
+    """The :class:`~.protocol_2026.Stream` of one stateless request answered with SSE."""
+
+    def __init__(self, connection: SseConnection) -> None:
+        self.connection = connection
+
+    def send(self, message: dict[str, Any], *, task_id: str | None = None) -> None:
+        self.connection.put(f"event: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n")
+
+
 class McpHttpApp:
     """The ASGI application: session table plus the GET/POST/DELETE handlers of ``/mcp``."""
 
     def __init__(self, server: DemoServer, *, bound_host: str = "127.0.0.1") -> None:
         self.server = server
         self.sessions: dict[str, HttpSession] = {}
+        self._stateless_streams: set[SseConnection] = set()
         self._allowed_origin_hosts = LOOPBACK_HOSTS | {bound_host.strip("[]").lower()}
         self.asgi = Starlette(routes=[Route("/mcp", self.endpoint, methods=["GET", "POST", "DELETE"])])
 
@@ -76,16 +117,36 @@ class McpHttpApp:
         origin = request.headers.get("origin")
         if origin is not None and (urlsplit(origin).hostname or "").lower() not in self._allowed_origin_hosts:
             return _http_error(403, f"Forbidden origin: {origin}")
+        if request.method == "POST":
+            return await self._post(request)
+        refused = self._check_version(request)
+        if refused is not None:
+            return refused
+        if request.method == "GET":
+            return self._get(request)
+        return self._delete(request)
+
+    @staticmethod
+    def _check_version(request: Request) -> Response | None:
         version = request.headers.get(VERSION_HEADER)
         if version is not None and version not in SUPPORTED_VERSIONS:
             return _http_error(
                 400, f"Unsupported {VERSION_HEADER}: {version}; supported: {', '.join(SUPPORTED_VERSIONS)}"
             )
-        if request.method == "POST":
-            return await self._post(request)
-        if request.method == "GET":
-            return self._get(request)
-        return self._delete(request)
+        return None
+
+    def _is_stateless(self, request: Request, message: Any) -> bool:
+        """Whether a POST is for the stateless 2026-07-28 handler (see the module docstring)."""
+        if self.server.modern is None or request.headers.get(SESSION_HEADER):
+            return False
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            return False
+        version = request.headers.get(VERSION_HEADER)
+        return (
+            self.server.config.dialect == "ext"
+            or (version is not None and version.strip() not in SUPPORTED_VERSIONS)
+            or self.server.is_modern(message)
+        )
 
     def _session(self, request: Request) -> HttpSession | Response:
         session_id = request.headers.get(SESSION_HEADER)
@@ -110,9 +171,16 @@ class McpHttpApp:
         if isinstance(message, list):
             return _http_error(400, "Batches are not supported: send one JSON-RPC message per POST")
         kind = message_kind(message)
-        if kind == "request" and message["method"] == "initialize":
+        if self._is_stateless(request, message):
+            return await self._stateless(request, message, kind)
+        initialize = kind == "request" and message["method"] == "initialize"
+        if initialize and not self.server.serves_legacy:
+            return JSONResponse(self.server.refuse_initialize(message), status_code=400)
+        refused = self._check_version(request)
+        if refused is not None:
+            return refused
+        if initialize:
             return await self._initialize(message)
-
         session = self._session(request)
         if isinstance(session, Response):
             return session
@@ -122,17 +190,66 @@ class McpHttpApp:
         if kind in ("notification", "response"):
             await session.protocol.handle(message)
             return Response(status_code=202)
-        if message["method"] == "tasks/result":
-            return self._tasks_result(session, message)
+        self.server.follow(session.protocol, message)
+        stream_task = session.protocol.response_stream_task(message)
+        if stream_task is not None:
+            return self._streamed(session, message, stream_task or None)
         response = await session.protocol.handle(message)
         if response is None:  # cancelled by the client; an HTTP answer is still due
             response = make_error(message["id"], REQUEST_CANCELLED, "Request cancelled by the client")
         return JSONResponse(response)
 
+    async def _stateless(self, request: Request, message: Any, kind: str) -> Response:
+        modern = self.server.modern
+        assert modern is not None
+        if kind in ("notification", "response"):
+            return Response(status_code=202)  # nothing to do: the stateless protocol has no session
+        if kind == "invalid":
+            return JSONResponse(await modern.handle(message), status_code=400)
+        problem = modern.precheck(message, request.headers)
+        if problem is not None:
+            status = _stateless_status(problem.code, prechecked=True)
+            error = {"jsonrpc": "2.0", "id": message["id"], "error": problem.to_error()}
+            return JSONResponse(error, status_code=status)
+        if Stateless2026.streams(message):
+            return self._stateless_stream(modern, message)
+        response = await modern.handle(message, prechecked=True)
+        assert response is not None
+        status = _stateless_status(response["error"]["code"], prechecked=False) if "error" in response else 200
+        return JSONResponse(response, status_code=status)
+
+    def _stateless_stream(self, modern: Stateless2026, message: dict[str, Any]) -> StreamingResponse:
+        """Answer a stateless request with SSE: its notifications, then its response."""
+        connection = SseConnection()
+        self._stateless_streams.add(connection)
+        stream = _SseStream(connection)
+
+        async def answer() -> None:
+            try:
+                response = await modern.handle(message, stream, prechecked=True)
+                if response is not None:
+                    stream.send(response)
+            finally:
+                connection.close()
+
+        runner = asyncio.get_running_loop().create_task(answer())
+
+        async def body() -> AsyncIterator[str]:
+            try:
+                async for chunk in connection.chunks():
+                    yield chunk
+            finally:  # the client went away (or the answer is out): closing the stream cancels
+                self._stateless_streams.discard(connection)
+                if not runner.done():
+                    runner.cancel()
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(body(), media_type=SSE_TYPE, headers=headers)
+
     async def _initialize(self, message: dict[str, Any]) -> Response:
         session_id = secrets.token_urlsafe(24)
         session = HttpSession(session_id)
-        session.protocol = self.server.open_session(session)
+        session.protocol = self.server.open_session(session, message)
         response = await session.protocol.handle(message)
         assert response is not None
         if "error" in response:
@@ -142,10 +259,10 @@ class McpHttpApp:
         logger.info("HTTP session %s opened", session_id)
         return JSONResponse(response, headers={SESSION_HEADER: session_id})
 
-    def _tasks_result(self, session: HttpSession, message: dict[str, Any]) -> Response:
-        params = message.get("params")
-        task_id = params.get("taskId") if isinstance(params, dict) else None
-        stream, connection = session.open_result_stream(task_id if isinstance(task_id, str) else None)
+    def _streamed(self, session: HttpSession, message: dict[str, Any], task_id: str | None) -> Response:
+        """Answer a legacy request with an SSE stream that carries its task's messages, then
+        the response (2025-11-25 ``tasks/result``, sep1686 task-augmented ``tools/call``)."""
+        stream, connection = session.open_result_stream(task_id)
         assert session.protocol is not None
         protocol = session.protocol
 
@@ -195,10 +312,21 @@ class McpHttpApp:
         return StreamingResponse(body(), media_type=SSE_TYPE, headers=headers)
 
     def close_all(self) -> None:
-        """End every session (closing their streams so the server can stop)."""
+        """End every session and stateless stream (so the server can stop)."""
         sessions, self.sessions = self.sessions, {}
         for session in sessions.values():
             session.close()
+        if self.server.modern is not None:
+            self.server.modern.shutdown()  # open subscriptions send their final answer and end
+
+        def close_streams() -> None:
+            for connection in list(self._stateless_streams):
+                connection.close()
+
+        try:
+            asyncio.get_running_loop().call_later(0.2, close_streams)  # after those final answers
+        except RuntimeError:  # no loop any more
+            close_streams()
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -13,6 +13,11 @@ from typing import Any, Literal, Protocol
 from ..protocol.jsonrpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,  # noqa: F401
                                 METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED)
 
+# Codes the 2026-07-28 protocol defines (its reserved sub-range -32020..-32099).
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
 MessageKind = Literal["request", "notification", "response", "invalid"]
 
 

@@ -9,13 +9,18 @@ task-augmented), ``tasks/get``, ``tasks/result``, ``tasks/cancel`` and ``tasks/l
 Dialect rules that live here and nowhere else: the wire shape of a Task, the
 ``io.modelcontextprotocol/related-task`` metadata, ``execution.taskSupport`` and its -32601
 errors, and "a tool result with ``isError: true`` makes the task ``failed``".
+
+The sep1686 dialect (:mod:`.protocol_sep1686`) shares this session plumbing (initialize, tool
+calls with server-to-client requests, logging) and overrides the task rules; a session can turn
+into a sep1686 session in place (:meth:`Session2025.become`) when its client turns out to speak
+sep1686.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, ClassVar
 
 from .config import DemoConfig
 from .jsonrpc import (
@@ -118,7 +123,7 @@ class _CallContext:
         return self._session.client_can_elicit
 
     def _meta(self) -> dict[str, Any] | None:
-        return related(self._task.task_id) if self._task is not None else None
+        return self._session.related(self._task.task_id) if self._task is not None else None
 
     def _task_id(self) -> str | None:
         return self._task.task_id if self._task is not None else None
@@ -153,19 +158,19 @@ class _CallContext:
         return answer
 
     async def _ask_for_task(self, task: TaskRecord, params: dict[str, Any], message: str) -> Any:
-        params["_meta"] = related(task.task_id)
-        question = InputRequest("elicitation/create", params, asyncio.get_running_loop().create_future())
-        task.input_request = question
+        params["_meta"] = self._session.related(task.task_id)
         store = self._session.store
-        store.update(task, status="input_required", message=f"input required: {message}")
+        question = store.add_input(task, "elicitation/create", params, f"input required: {message}")
         self._session.ask(task, question)
         try:
             return await question.answer
         finally:
             if question.withdraw is not None:
                 question.withdraw()
-            task.input_request = None
-            store.update(task, status="working", message="input received, continuing")
+            store.remove_input(task, question, "input received, continuing")
+
+    async def background(self) -> None:
+        return None  # the client decided up front whether this call is a task
 
 
 class Session2025:
@@ -174,6 +179,19 @@ class Session2025:
     ``handle`` may be called concurrently (one call per incoming message); it returns the
     response for a request and None for notifications and responses.
     """
+
+    dialect: ClassVar[str] = "2025-11-25"
+    METHODS: ClassVar[dict[str, str]] = {
+        "initialize": "_initialize",
+        "ping": "_ping",
+        "logging/setLevel": "_set_level",
+        "tools/list": "_tools_list",
+        "tools/call": "_tools_call",
+        "tasks/get": "_tasks_get",
+        "tasks/result": "_tasks_result",
+        "tasks/cancel": "_tasks_cancel",
+        "tasks/list": "_tasks_list",
+    }
 
     def __init__(
         self,
@@ -198,17 +216,27 @@ class Session2025:
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
-        self._methods = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-            "tasks/get": self._tasks_get,
-            "tasks/result": self._tasks_result,
-            "tasks/cancel": self._tasks_cancel,
-            "tasks/list": self._tasks_list,
-        }
+
+    def become(self, cls: type[Session2025]) -> None:
+        """Turn this live session into one of a sibling dialect (a subclass sharing this state),
+        in place, so every reference to it (transport, task listeners, requests in flight) stays
+        valid. The dialect rules of requests already being handled do not change."""
+        if type(self) is not cls:
+            logger.info("session switches from %s to %s", self.dialect, cls.dialect)
+            self.__class__ = cls
+
+    def related(self, task_id: str) -> dict[str, Any]:
+        """The ``_meta`` that ties a message to a task, in this dialect."""
+        return related(task_id)
+
+    def response_stream_task(self, message: dict[str, Any]) -> str | None:
+        """For HTTP: the task whose messages should travel on this request's own SSE response
+        (``tasks/result`` here), or None for a plain JSON answer."""
+        if message.get("method") != "tasks/result":
+            return None
+        params = message.get("params")
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        return task_id if isinstance(task_id, str) else ""
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -231,7 +259,7 @@ class Session2025:
             return
         params: dict[str, Any] = {"level": level, "logger": "demo", "data": text}
         if task_id is not None:
-            params["_meta"] = related(task_id)
+            params["_meta"] = self.related(task_id)
         self.send(make_notification("notifications/message", params), task_id=task_id)
 
     async def request(self, method: str, params: dict[str, Any], *, task_id: str | None = None) -> Any:
@@ -316,9 +344,10 @@ class Session2025:
             params = {}
         if not isinstance(params, dict):
             return make_error(msg_id, INVALID_PARAMS, "params must be an object")
-        handler = self._methods.get(method)
-        if handler is None:
+        handler_name = self.METHODS.get(method)
+        if handler_name is None:
             return make_error(msg_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        handler = getattr(self, handler_name)
         current = asyncio.current_task()
         if current is not None:
             self._inflight[msg_id] = current
@@ -401,11 +430,26 @@ class Session2025:
             result["nextCursor"] = encode_cursor("tools", end)
         return result
 
-    async def _tools_call(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _find_tool(self, params: dict[str, Any]) -> Tool:
         name = params.get("name")
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+        return tool
+
+    @staticmethod
+    def _arguments(tool: Tool, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """The checked arguments (defaults filled in) and the progress token of a call."""
+        try:
+            arguments = validate_arguments(tool.input_schema, params.get("arguments"))
+        except ArgumentError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid arguments for tool '{tool.name}': {exc}") from None
+        meta = params.get("_meta")
+        return arguments, meta.get("progressToken") if isinstance(meta, dict) else None
+
+    async def _tools_call(self, params: dict[str, Any]) -> dict[str, Any]:
+        tool = self._find_tool(params)
+        name = tool.name
         task_params = params.get("task")
         if task_params is not None:
             if not tool.allows_task:
@@ -420,12 +464,7 @@ class Session2025:
                 raise RpcError(INVALID_PARAMS, "params.task.ttl must be a non-negative number of milliseconds or null")
         elif tool.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool '{name}' requires task augmentation: call it with params.task")
-        try:
-            arguments = validate_arguments(tool.input_schema, params.get("arguments"))
-        except ArgumentError as exc:
-            raise RpcError(INVALID_PARAMS, f"Invalid arguments for tool '{name}': {exc}") from None
-        meta = params.get("_meta")
-        progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
+        arguments, progress_token = self._arguments(tool, params)
 
         if task_params is None:
             return await tool.body(arguments, _CallContext(self, None, progress_token))
@@ -435,6 +474,7 @@ class Session2025:
             ttl_ms=self.config.clamp_ttl(task_params.get("ttl")),
             poll_interval_ms=self.config.poll_interval_ms,
             status_message=f"{tool.name} started",
+            dialect=self.dialect,
         )
         task.listeners.append(self._task_changed)
         self.store.start(task, self._run_task(tool, arguments, _CallContext(self, task, progress_token), task))
@@ -469,7 +509,7 @@ class Session2025:
         if not isinstance(task_id, str):
             raise RpcError(INVALID_PARAMS, "params.taskId must be a string")
         try:
-            return self.store.get(task_id)
+            return self.store.get(task_id, self.dialect)
         except TaskExpired:
             raise RpcError(INVALID_PARAMS, f"Task has expired: {task_id}") from None
         except TaskNotFound:
@@ -480,9 +520,9 @@ class Session2025:
 
     async def _tasks_result(self, params: dict[str, Any]) -> dict[str, Any]:
         task = self._lookup(params)
-        question = task.input_request
-        if question is not None and question.asked_via is not self and self.client_can_elicit:
-            self.ask(task, question)  # e.g. a client that reconnected after a kernel restart
+        for question in list(task.input_requests.values()):
+            if question.asked_via is not self and self.client_can_elicit:
+                self.ask(task, question)  # e.g. a client that reconnected after a kernel restart
         await task.done.wait()
         task = self._lookup(params)  # it may have expired while we waited
         if task.status == "cancelled":
@@ -504,7 +544,7 @@ class Session2025:
     async def _tasks_list(self, params: dict[str, Any]) -> dict[str, Any]:
         cursor = params.get("cursor")
         try:
-            page, next_cursor = self.store.list_page(cursor, self.config.tasks_page_size)
+            page, next_cursor = self.store.list_page(cursor, self.config.tasks_page_size, self.dialect)
         except InvalidCursor:
             raise RpcError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
         result: dict[str, Any] = {"tasks": [task_to_wire(task) for task in page]}

@@ -1,4 +1,7 @@
-"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout, one session per process.
+"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout, one client per process.
+
+Every line goes to a :class:`~.server.Connection`, which hands it to the dialect it belongs to
+(stateless 2026-07-28 requests and a legacy session may share the pipe).
 
 Each incoming message is handled in its own asyncio task, so a blocking ``tasks/result`` or a
 slow inline ``tools/call`` never holds up the next line. Blank lines are ignored; a line that
@@ -17,7 +20,7 @@ import sys
 from typing import IO, Any
 
 from .jsonrpc import PARSE_ERROR, make_error
-from .server import DemoServer
+from .server import Connection, DemoServer
 
 logger = logging.getLogger("mcp_tasks_jupyter.demo")
 
@@ -77,13 +80,13 @@ class _Lines:
 async def serve_stdio(server: DemoServer, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
     """Serve one client on stdin/stdout until stdin closes."""
     writer = StdoutWriter(stdout or sys.stdout.buffer)
-    session = server.open_session(writer)
+    connection = Connection(server, writer)
     lines = _Lines(stdin or sys.stdin.buffer)
     await lines.open()
     handlers: set[asyncio.Task[None]] = set()
 
     async def serve_one(message: Any) -> None:
-        response = await session.handle(message)
+        response = await connection.handle(message)
         if response is not None:
             writer.send(response)
 
@@ -108,7 +111,7 @@ async def serve_stdio(server: DemoServer, stdin: IO[bytes] | None = None, stdout
             handler.add_done_callback(handlers.discard)
     finally:
         logger.info("stdin closed; shutting down")
-        session.close()
+        connection.close()
         for handler in list(handlers):
             handler.cancel()
         if handlers:

@@ -5,6 +5,11 @@ against the input schema (defaults filled in) and ``ctx`` is a :class:`ToolConte
 the protocol layer. Bodies know nothing about the wire: they report progress, log, and ask the
 user questions through ``ctx``, and return a ``CallToolResult`` dict (``isError: true`` for a
 tool-level failure) or raise :class:`~.jsonrpc.RpcError` for a protocol-level failure.
+
+A body may be run more than once for one call: a dialect whose questions are answered by the
+client retrying the request (multi round-trip requests, 2026-07-28) runs the body again from the
+start with the answers it has so far, so a body must not do anything before a question that it
+cannot safely repeat.
 """
 
 from __future__ import annotations
@@ -50,12 +55,21 @@ class ToolContext(Protocol):
         Raises :class:`ElicitationFailed` if the client cannot answer."""
         ...
 
+    async def background(self) -> None:
+        """Say that the rest of the work may take long. A dialect where the server decides on
+        its own whether a call becomes a task (ext) makes the task here, for a tool that starts
+        inline (``Tool.starts_inline``); elsewhere this does nothing."""
+        ...
+
 
 @dataclass(frozen=True)
 class Tool:
     """One tool: what ``tools/list`` says about it and the body that runs it.
 
     ``task_support`` None means the tool has no ``execution`` field (tasks forbidden).
+    ``starts_inline``: where the server decides when a call becomes a task (ext), the body starts
+    as an ordinary request (its questions answered by retries) and becomes a task only when it
+    calls ``ctx.background()``; other task-capable tools become tasks before their body starts.
     """
 
     name: str
@@ -65,6 +79,7 @@ class Tool:
     body: ToolBody
     task_support: TaskSupport | None = None
     output_schema: dict[str, Any] | None = None
+    starts_inline: bool = False
 
     def definition(self) -> dict[str, Any]:
         """The dialect-neutral part of the tool's ``tools/list`` entry."""

@@ -252,6 +252,7 @@ class SseReader:
         self.response = response
         self._lines = response.aiter_lines()
         self.events: list[SseEvent] = []
+        self.request_id: Any = None  # the id of the request this stream answers, when known
 
     async def _next(self) -> SseEvent | None:
         fields: dict[str, list[str]] = {}
@@ -432,3 +433,102 @@ class HttpPeer:
             if expect == 200:
                 assert response.headers["content-type"].startswith("text/event-stream")
             yield SseReader(response)
+
+
+# -- the stateless 2026-07-28 wire (ext dialect) ---------------------------------------------
+
+MODERN = "2026-07-28"
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+TERMINAL = ("completed", "failed", "cancelled")
+NAME_FIELDS = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+
+
+def modern_meta(*, tasks: bool = True, elicitation: bool = True, version: str = MODERN, **extra: Any) -> dict[str, Any]:
+    """The per-request ``_meta`` of a 2026-07-28 request (``tasks``: opt into the extension)."""
+    capabilities: dict[str, Any] = {}
+    if elicitation:
+        capabilities["elicitation"] = {}
+    if tasks:
+        capabilities["extensions"] = {TASKS_EXT: {}}
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "demo-tests", "version": "0"},
+        **extra,
+    }
+
+
+def modern(params: dict[str, Any] | None = None, **meta_options: Any) -> dict[str, Any]:
+    """Request params with a 2026-07-28 ``_meta`` (see :func:`modern_meta`)."""
+    return {**(params or {}), "_meta": modern_meta(**meta_options)}
+
+
+async def poll_task(
+    get: Callable[[dict[str, Any]], Any], task_id: str, until: tuple[str, ...] = TERMINAL, timeout: float = TIMEOUT
+) -> dict[str, Any]:
+    """Poll ext ``tasks/get`` (``get(params)`` returns its result) until the status is one of ``until``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        task = await get(modern({"taskId": task_id}))
+        if task["status"] in until:
+            return task
+        if time.monotonic() > deadline:
+            raise AssertionError(f"task {task_id} still {task['status']} after {timeout}s")
+        await asyncio.sleep(0.05)
+
+
+class StatelessHttp:
+    """A raw 2026-07-28 client over HTTP: every POST stands alone, with the standard headers."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self.client = client
+        self.url = url
+        self.ids = itertools.count(1)
+
+    @staticmethod
+    def headers(method: str, params: dict[str, Any], **extra: str) -> dict[str, str]:
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", "MCP-Protocol-Version": MODERN,
+                   "Mcp-Method": method}
+        field = NAME_FIELDS.get(method)
+        if field is not None and isinstance(params.get(field), str):
+            headers["Mcp-Name"] = params[field]
+        headers.update(extra)
+        return headers
+
+    def message(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params}
+
+    async def post(self, method: str, params: dict[str, Any], **headers: str) -> httpx.Response:
+        headers = self.headers(method, params, **headers)
+        return await self.client.post(self.url, json=self.message(method, params), headers=headers, timeout=TIMEOUT)
+
+    async def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The result of a request with the default (opted-in) ``_meta`` unless ``params`` has one."""
+        params = params if params is not None and "_meta" in params else modern(params)
+        response = await self.post(method, params)
+        assert response.status_code == 200, (response.status_code, response.text)
+        assert response.headers["content-type"].startswith("application/json")
+        assert "mcp-session-id" not in response.headers  # stateless: no session is ever made
+        body = response.json()
+        if "error" in body:
+            raise RpcFailure(body["error"])
+        return body["result"]
+
+    async def error(self, method: str, params: dict[str, Any], status: int, **headers: str) -> dict[str, Any]:
+        """The JSON-RPC error of a request that must fail with this HTTP status."""
+        response = await self.post(method, params, **headers)
+        assert response.status_code == status, (response.status_code, response.text)
+        return response.json()["error"]
+
+    @asynccontextmanager
+    async def stream(self, method: str, params: dict[str, Any]) -> AsyncIterator[SseReader]:
+        """A request answered with SSE (subscriptions/listen, or one that asked for progress)."""
+        message = self.message(method, params)
+        async with self.client.stream(
+            "POST", self.url, json=message, headers=self.headers(method, params), timeout=TIMEOUT
+        ) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            reader = SseReader(response)
+            reader.request_id = message["id"]
+            yield reader

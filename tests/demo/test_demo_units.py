@@ -101,3 +101,103 @@ def test_sse_pings_and_queued_requests() -> None:
         assert [chunk async for chunk in standalone.chunks()] == ["retry: 1000\n\n"]
 
     asyncio.run(scenario())
+
+
+def test_dialect_detection_helpers_and_config() -> None:
+    from mcp_tasks_jupyter.demo.protocol_2026 import is_modern
+    from mcp_tasks_jupyter.demo.protocol_sep1686 import initialize_wants_sep1686, task_marker
+
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    assert is_modern({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}})
+    assert not is_modern({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"_meta": meta}})
+    assert not is_modern({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    assert initialize_wants_sep1686({"capabilities": {"tasks": {"tools": {"call": True}}}})
+    assert not initialize_wants_sep1686({"capabilities": {"tasks": {"list": {}, "requests": {"tools": {"call": {}}}}}})
+    assert not initialize_wants_sep1686({"capabilities": {}})
+    assert task_marker({"_meta": {"modelcontextprotocol.io/task": {"taskId": "x"}}}) == {"taskId": "x"}
+    assert task_marker({"_meta": "nope"}) is None
+    for bad in ({"poll_interval_ms": 99}, {"dialect": "v2"}):
+        with pytest.raises(ValueError):
+            DemoConfig(**bad)
+    assert DemoConfig(dialect="ext").serves("ext") and not DemoConfig(dialect="ext").serves("sep1686")
+
+
+def test_request_state_codec() -> None:
+    from mcp_tasks_jupyter.demo.jsonrpc import RpcError
+    from mcp_tasks_jupyter.demo.mrtr import StateCodec
+
+    now = [1000.0]
+    codec = StateCodec(clock=lambda: now[0])
+    asked = {"input-1": {"method": "elicitation/create", "params": {}}}
+    state = codec.encode("tool", {"a": 1}, {}, asked)
+    answer = {"action": "accept", "content": {"name": "Ann"}}
+    params = {"requestState": state, "inputResponses": {"input-1": answer, "input-9": {"x": 1}}}
+    assert codec.round_for(params, "tool", {"a": 1}).answers == {"input-1": answer}  # unasked keys ignored
+    assert codec.round_for({}, "tool", {"a": 1}).answers == {}
+    for bad_params, tool, arguments in (
+        ({"requestState": state + "x"}, "tool", {"a": 1}),
+        ({"requestState": state}, "other", {"a": 1}),
+        ({"requestState": state}, "tool", {"a": 2}),
+        ({"requestState": state, "inputResponses": {"input-1": {"action": "maybe"}}}, "tool", {"a": 1}),
+        ({"requestState": state, "inputResponses": ["x"]}, "tool", {"a": 1}),
+        ({"requestState": StateCodec().encode("tool", {"a": 1}, {}, asked)}, "tool", {"a": 1}),  # another key
+    ):
+        with pytest.raises(RpcError) as caught:
+            codec.round_for(bad_params, tool, arguments)
+        assert caught.value.code == -32602
+    now[0] += 601
+    with pytest.raises(RpcError, match="expired"):
+        codec.round_for({"requestState": state}, "tool", {"a": 1})
+
+
+def test_task_store_dialects_ids_keep_alive_and_questions() -> None:
+    from mcp_tasks_jupyter.demo.task_store import TaskIdTaken
+
+    async def scenario() -> None:
+        now = [100.0]
+        store = TaskStore(monotonic=lambda: now[0])
+        ours = store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=100, status_message=None,
+                            dialect="sep1686", task_id="client-chosen-id-1", status="submitted", keep_alive_ms=1000)
+        other = store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=100, status_message=None, dialect="ext")
+        assert ours.status == "submitted" and store.get("client-chosen-id-1", "sep1686") is ours
+        with pytest.raises(TaskNotFound):
+            store.get(other.task_id, "sep1686")
+        assert store.list_page(None, 10, "ext") == ([other], None)
+        with pytest.raises(TaskIdTaken):
+            store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message=None,
+                         task_id="client-chosen-id-1")
+
+        # questions: fresh keys, input_required while any is open
+        first = store.add_input(other, "elicitation/create", {}, "asking")
+        second = store.add_input(other, "elicitation/create", {})
+        assert (first.key, second.key, other.status) == ("input-1", "input-2", "input_required")
+        store.remove_input(other, first, "one answered")
+        assert other.status == "input_required"
+        store.remove_input(other, second, "all answered")
+        assert (other.status, other.status_message) == ("working", "all answered")
+        assert store.add_input(other, "elicitation/create", {}).key == "input-3"
+
+        # keepAlive counts from the end, not from creation
+        now[0] += 5
+        assert store.get(ours.task_id) is ours
+        store.finish(ours, "completed", "done", result={})
+        now[0] += 0.5
+        assert store.get(ours.task_id) is ours
+        now[0] += 1
+        with pytest.raises(TaskExpired):
+            store.get(ours.task_id)
+        with pytest.raises(TaskExpired):
+            store.get(other.task_id)  # ttl from creation
+
+        # delete: gone (not found, not expired), its id never reused, a running task cancelled first
+        running = store.create(tool_name="t", ttl_ms=10_000, poll_interval_ms=1, status_message=None,
+                               task_id="another-client-id", keep_alive_ms=1000)
+        store.delete(running)
+        assert running.status == "cancelled"
+        with pytest.raises(TaskNotFound):
+            store.get("another-client-id")
+        with pytest.raises(TaskIdTaken):
+            store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message=None,
+                         task_id="another-client-id")
+
+    asyncio.run(scenario())
