@@ -16,6 +16,8 @@ setup: $(BIN)/python
 
 peers:
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
+	test -x $(PEERS)/fastmcp-venv/bin/python || $(PY) -m venv $(PEERS)/fastmcp-venv
+	$(PEERS)/fastmcp-venv/bin/pip install -q -r $(PEERS)/fastmcp-requirements.txt
 
 demo: setup
 	$(BIN)/python -m mcp_tasks_jupyter.demo.walkthrough
@@ -27,4 +29,4 @@ bench: setup
 	$(BIN)/python benchmarks/poll_cost.py
 
 clean:
-	rm -rf $(VENV) $(PEERS)/node_modules
+	rm -rf $(VENV) $(PEERS)/node_modules $(PEERS)/fastmcp-venv

@@ -9,15 +9,19 @@ import logging
 from typing import Any, Awaitable, Callable, Generator, Sequence
 
 from . import elicitation
-from .dialects import select_dialect
+from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
 from .dialects.base import TaskDialect
-from .errors import (ConnectionFailed, InvalidMessage, MCPError, ToolNotFound, UsageError)
-from .protocol import tasks_2025
+from .errors import (ConnectionFailed, InvalidMessage, MCPError, RequestTimeout, TaskCancelled, ToolNotFound,
+                     UsageError)
+from .handshake import PROBE_TIMEOUT_S, check_version, handshake
+from .protocol import headers as wire_headers
+from .protocol import modern, tasks_2025, tasks_ext, tasks_sep1686
 from .protocol.tasks import TaskState, parse_task
-from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, ListToolsResult, Tool)
+from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, Implementation,
+                             ListToolsResult, Tool)
 from .results import ToolResult
 from .session import HandlerError, Session
-from .tasks import MAX_POLL_FAILURES, TaskHandle
+from .tasks import MAX_POLL_FAILURES, TaskHandle, _as_task_failure
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 
 log = logging.getLogger(__name__)
@@ -25,6 +29,9 @@ log = logging.getLogger(__name__)
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 DEFAULT_CALL_TIMEOUT_S = 600.0
+#: Where the server decides whether a call becomes a task (ext, sep1686), how long ``start_task``
+#: waits for that decision before it returns a handle whose call is still running.
+ACCEPT_WAIT_S = 2.0
 _token_counter = itertools.count(1)
 
 
@@ -40,12 +47,10 @@ class Client:
         #: notebook runtime sets it to show a form); same signature as an elicitation handler.
         self.ask_user: Handler | None = None
         self.sampling_handler = sampling_handler
-        init = session.initialize_result
-        assert init is not None
-        self.server_info = init.server_info
-        self.protocol_version = init.protocol_version
-        self.capabilities = init.capabilities
-        self.instructions = init.instructions
+        self.server_info = session.server_info or Implementation(name=session.name)
+        self.protocol_version = session.protocol_version
+        self.capabilities = session.server_capabilities
+        self.instructions = session.instructions
         #: Every unfinished task this client started or attached to (strong references).
         self.tasks: dict[str, TaskHandle] = {}
         #: Unfinished ordinary calls running behind handles.
@@ -56,10 +61,13 @@ class Client:
         #: Failed polls in a row (with backoff between them) before a task is declared lost.
         self.max_poll_failures = MAX_POLL_FAILURES
         session.notification_handlers[tasks_2025.STATUS_NOTIFICATION] = self._on_task_status
+        session.notification_handlers[tasks_ext.NOTIFICATION] = self._on_task_push
         session.notification_handlers["notifications/message"] = self._on_log
         session.request_handlers["elicitation/create"] = self._on_elicit
         session.request_handlers["sampling/createMessage"] = self._on_sampling
+        session.answer_inputs = self.answer_inputs
         session.on_lost.append(self._on_lost)
+        dialect.install()
 
     @property
     def name(self) -> str:
@@ -74,26 +82,44 @@ class Client:
         """What this connection is: transport, protocol, dialect (and why), task capabilities."""
         return {**self.transport.describe(), "server": self.server_info.name,
                 "version": self.server_info.version, "protocol": self.protocol_version,
-                "dialect": self.dialect.name, "dialect_reason": self.dialect.reason,
-                "tasks": self.capabilities.get("tasks"), "open_tasks": len(self.tasks)}
+                "stateless": self.session.modern, "dialect": self.dialect.name,
+                "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
+                "open_tasks": len(self.tasks)}
 
     # -- tools ---------------------------------------------------------------------------------
 
     async def list_tools(self, *, refresh: bool = False) -> list[Tool]:
-        """Every tool the server offers (all pages), cached after the first call."""
+        """Every tool the server offers (all pages), cached after the first call.
+
+        Over stateless HTTP, a tool with an invalid ``x-mcp-header`` declaration is left out (with
+        a warning in the log); the valid declarations say which arguments travel as headers.
+        """
         if self._tools is None or refresh:
             tools: dict[str, Tool] = {}
+            headers: dict[str, wire_headers.ParamHeaders] = {}
+            check = self.session.modern and self.transport.carries_headers
             cursor: str | None = None
             seen: set[str] = set()
             while True:
                 raw = await self.session.request("tools/list", {"cursor": cursor} if cursor else {})
                 page = self.session.validate(ListToolsResult, raw, "tools/list result", "tools/list")
-                tools.update((t.name, t) for t in page.tools)
+                for tool in page.tools:
+                    if check:
+                        try:
+                            spec = wire_headers.param_headers(tool.input_schema)
+                        except ValueError as exc:
+                            log.warning("%s: tool %r left out: %s", self.name, tool.name, exc)
+                            continue
+                        if spec:
+                            headers[tool.name] = spec
+                    tools[tool.name] = tool
                 cursor = page.next_cursor
                 if not cursor or cursor in seen:
                     break
                 seen.add(cursor)
             self._tools = tools
+            if check:
+                self.session.param_headers = headers
         return list(self._tools.values())
 
     async def tool(self, name: str) -> Tool:
@@ -134,13 +160,17 @@ class Client:
         self._check_arguments(spec, args)
         token = f"mtj-{next(_token_counter)}"
         as_task = self.dialect.runs_as_task(spec)
-        handle = TaskHandle(self, tool, args, runs_as_task=as_task, progress_token=token)
+        decides = as_task and self.dialect.server_decides
+        # Where the server decides, the handle is an ordinary call until the answer says "task".
+        handle = TaskHandle(self, tool, args, runs_as_task=as_task and not decides, progress_token=token)
         handle.answers = dict(answers) if answers else None
         self.session.add_progress_listener(token, handle._on_progress)
         if not as_task:
             self._calls.add(handle)
-            handle._start(handle._run_call(self._plain_call(tool, args, token, timeout=None)))
+            handle._start(handle._run_call(self._plain_call(tool, args, token, timeout=None, handle=handle)))
             return handle
+        if decides:
+            return await self._start_decided(handle, spec, args, ttl, token)
         try:
             created = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token)
         except BaseException:
@@ -155,6 +185,51 @@ class Client:
         self.tasks[created.task_id] = handle
         handle._start(handle._poll(self.dialect))
         return handle
+
+    async def _start_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
+                             token: str) -> TaskHandle:
+        """Start a call the server may turn into a task; return once it decided (or ACCEPT_WAIT_S
+        passed: the call then goes on behind the handle, which becomes a task handle if it does)."""
+        decided: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+        self._calls.add(handle)
+        handle._start(self._run_decided(handle, spec, args, ttl, token, decided))
+        try:
+            await asyncio.wait([decided], timeout=ACCEPT_WAIT_S)
+        except asyncio.CancelledError:
+            if handle._runner is not None:
+                handle._runner.cancel()  # nobody got the handle: withdraw the call
+            raise
+        failure = decided.result() if decided.done() else None
+        if failure is not None:
+            raise failure  # refused at once, as a failed task creation would be
+        return handle
+
+    async def _run_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
+                           token: str, decided: asyncio.Future[BaseException | None]) -> None:
+        try:
+            outcome = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token, handle=handle)
+        except asyncio.CancelledError:
+            _settle(decided, None)
+            handle._finish(error=TaskCancelled("the call was cancelled", server=self.name, tool=handle.tool))
+            return
+        except MCPError as exc:
+            _settle(decided, exc)
+            handle._finish(error=_as_task_failure(exc, handle))
+            return
+        except Exception as exc:  # never leave a handle unfinished
+            _settle(decided, exc)
+            handle._finish(error=exc)
+            return
+        _settle(decided, None)
+        if isinstance(outcome, ToolResult):
+            handle._finish(outcome)
+            return
+        handle.runs_as_task = True
+        handle._apply(outcome)
+        self._calls.discard(handle)
+        self.tasks[outcome.task_id] = handle
+        handle._changed()
+        await handle._poll(self.dialect)
 
     def attach(self, task_id: str, *, tool: str | None = None) -> TaskHandle:
         """A handle for a task the server already has (e.g. started before a kernel restart)."""
@@ -175,24 +250,56 @@ class Client:
         return [TaskState(h.task_id, h.status, h.status_message, h.created_at, h.last_updated_at,
                           h.ttl_ms, h.poll_interval_ms) for h in self.tasks.values() if h.task_id]
 
+    async def delete_task(self, task_id: str) -> None:
+        """Ask the server to forget a task and its result (``tasks/delete``, SEP-1686 servers only)."""
+        self._check_open()
+        if not self.dialect.supports_delete:
+            raise UsageError(f"the {self.dialect.name} task dialect cannot delete tasks", server=self.name)
+        await self.dialect.delete(task_id)
+
     async def call_tool(self, tool: str, arguments: dict[str, Any] | None = None, *,
                         timeout: float | None = DEFAULT_CALL_TIMEOUT_S) -> ToolResult:
-        """Call a tool and wait for its result; runs as a task when the tool requires one."""
+        """Call a tool and wait for its result; runs as a task when the tool requires one, or
+        when the server answers with a task (ext): that task is then polled to its end.
+
+        A server's questions on the way (elicitation, also as ``input_required`` results) go
+        through the same answering path as a task's."""
         self._check_open()
         args = dict(arguments or {})
         spec = await self.tool(tool)
+        if self.dialect.unsolicited_tasks:
+            return await self._call_decided(tool, args, timeout)
         if self.dialect.requires_task(spec) and self.dialect.runs_as_task(spec):
             handle = await self.start_task(tool, args)
             async with asyncio.timeout(timeout):
                 return await handle
         return await self._plain_call(tool, args, None, timeout=timeout)
 
+    async def _call_decided(self, tool: str, args: dict[str, Any], timeout: float | None) -> ToolResult:
+        handle: TaskHandle | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                handle = await self.start_task(tool, args)
+                return await handle
+        except TimeoutError:
+            if handle is not None and handle.runs_as_task:
+                raise  # a task goes on on the server (``client.tasks`` has its handle)
+            if handle is not None and handle._runner is not None:
+                handle._runner.cancel()  # an ordinary call: withdraw it, as a plain call's timeout does
+            raise RequestTimeout(f"tools/call: no answer within {timeout} s", server=self.name) from None
+
     async def _plain_call(self, tool: str, args: dict[str, Any], token: str | None, *,
-                          timeout: float | None) -> ToolResult:
+                          timeout: float | None, handle: TaskHandle | None = None) -> ToolResult:
         params: dict[str, Any] = {"name": tool, "arguments": args}
         if token is not None:
             params["_meta"] = {"progressToken": token}
-        raw = await self.session.request("tools/call", params, timeout=timeout)
+        if self.session.modern:
+            raw = await self.session.request_complete("tools/call", params, timeout=timeout, context=handle)
+            if modern.result_type(raw) != modern.COMPLETE:
+                raise InvalidMessage(f"a {modern.result_type(raw)!r} result to tools/call, which this "
+                                     f"client did not ask for", server=self.name, method="tools/call", data=raw)
+        else:
+            raw = await self.session.request("tools/call", params, timeout=timeout)
         try:
             return ToolResult.from_wire(raw)
         except ValueError as exc:
@@ -215,7 +322,7 @@ class Client:
         self._calls.discard(handle)
 
     def _handle_for(self, params: dict[str, Any]) -> TaskHandle | None:
-        task_id = tasks_2025.related_task_id(params)
+        task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
         return self.tasks.get(task_id) if task_id else None
 
     def _on_task_status(self, params: dict[str, Any]) -> None:
@@ -224,6 +331,18 @@ class Client:
             return
         try:
             state = parse_task(params, "notifications/tasks/status")
+        except ValueError as exc:
+            self.session.noise_received(InvalidMessage(str(exc), server=self.name))
+            return
+        handle._push(state)
+
+    def _on_task_push(self, params: dict[str, Any]) -> None:
+        """``notifications/tasks`` (ext): the whole task, payload included; wakes its poller."""
+        handle = self.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
+        if handle is None:
+            return
+        try:
+            state = self.dialect.on_push(params)
         except ValueError as exc:
             self.session.noise_received(InvalidMessage(str(exc), server=self.name))
             return
@@ -242,11 +361,46 @@ class Client:
             handle._wake.set()
 
     async def _on_elicit(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
+        """A server request (stateful wire): answered like every other question, see ``answer_elicitation``."""
+        return await self.answer_elicitation(params, self._handle_for(params), request.id)
+
+    async def answer_inputs(self, requests: dict[str, dict[str, Any]],
+                            handle: TaskHandle | None) -> dict[str, Any]:
+        """Answer input requests (a multi round-trip request's, or an ext task's), key by key, through
+        the same path as server requests. A key nothing here can answer is left out."""
+        keys = list(requests)
+        answers = await asyncio.gather(*(self._answer_input(key, requests[key], handle) for key in keys))
+        return {key: answer for key, answer in zip(keys, answers) if answer is not None}
+
+    async def _answer_input(self, key: str, request: dict[str, Any], handle: TaskHandle | None) -> Any:
+        method = request.get("method")
+        params = request.get("params") or {}
+        try:
+            if method == "elicitation/create":
+                return await self.answer_elicitation(params, handle, key)
+            if method == "sampling/createMessage":
+                return await self._answer_sampling(params, handle)
+            if method == "roots/list":
+                return {"roots": []}
+        except (HandlerError, InvalidMessage) as exc:
+            log.warning("%s: could not answer %s (%s): %s", self.name, key, method, exc)
+            return {"action": "cancel"} if method == "elicitation/create" else None
+        except Exception:  # a handler's bug: the question is dismissed, as a form closed unanswered
+            log.exception("%s: the handler for %s (%s) failed", self.name, key, method)
+            return {"action": "cancel"} if method == "elicitation/create" else None
+        log.warning("%s: the server asked for %r (%s), which this client cannot answer", self.name, key, method)
+        return None
+
+    async def answer_elicitation(self, params: dict[str, Any], handle: TaskHandle | None,
+                                 key: Any) -> dict[str, Any]:
         """Who answers a question, in order: the connect() handler, the task's ``answers`` when they
-        fit the schema, a person through ``ask_user`` (the notebook's form), else a decline."""
+        fit the schema, a person through ``ask_user`` (the notebook's form), else a decline.
+
+        ``key`` names the question while it waits (``handle.pending_input``): the server request's
+        id, or the input request's key."""
         parsed = self.session.validate(ElicitRequestParams, params, "elicitation/create params",
                                        "elicitation/create")
-        handle = self._handle_for(params)
+        params = _tagged(params, handle)
         if self.elicitation_handler is None and handle is not None and handle.answers is not None:
             content = elicitation.answer_from(parsed.requested_schema, handle.answers)
             if content is not None:
@@ -256,13 +410,13 @@ class Client:
         if handler is None:
             return self._answered(handle, parsed.message, source, {"action": "decline"})
         if handle is not None:
-            handle.pending_input[request.id] = {"method": "elicitation/create", "params": params}
+            handle.pending_input[key] = {"method": "elicitation/create", "params": params}
             handle._changed()
         try:
             answer = await handler(params)
         finally:
             if handle is not None:
-                handle.pending_input.pop(request.id, None)
+                handle.pending_input.pop(key, None)
         if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
             raise HandlerError(-32603, "the elicitation handler returned no valid answer "
                                        "(need {'action': 'accept'|'decline'|'cancel', ...})")
@@ -277,9 +431,12 @@ class Client:
         return answer
 
     async def _on_sampling(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
+        return await self._answer_sampling(params, self._handle_for(params))
+
+    async def _answer_sampling(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
         self.session.validate(CreateMessageRequestParams, params, "sampling/createMessage params",
                               "sampling/createMessage")
-        handle = self._handle_for(params)
+        params = _tagged(params, handle)
         if self.sampling_handler is None:
             self._answered(handle, "the server asked for a model (sampling)", "no handler", "decline")
             raise HandlerError(-1, "this client has no model to sample from (no sampling_handler)")
@@ -334,20 +491,26 @@ async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | 
                       env: dict[str, str] | None = None, dialect: str = "auto",
                       elicitation_handler: Handler | None = None,
                       sampling_handler: Handler | None = None, name: str | None = None,
-                      timeout: float = 30.0) -> Client:
+                      timeout: float = 30.0, protocol_version: str | None = None) -> Client:
+    check_dialect(dialect)
+    check_version(protocol_version)
     transport = _transport_for(target, headers, env)
     session = Session(transport, name=name,
                       capabilities=_client_capabilities(sampling_handler is not None))
+    # A dialect that lives on one wire decides it; otherwise the handshake finds out.
+    stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
     try:
         await session.start()
         async with asyncio.timeout(timeout):
-            init = await session.initialize()
-        if name is None:
-            session.name = f"{init.server_info.name} at {transport.label}"
+            await handshake(session, protocol_version, stateless=stateless,
+                            probe_timeout=min(PROBE_TIMEOUT_S, timeout))
+        if name is None and session.server_info is not None:
+            session.name = f"{session.server_info.name} at {transport.label}"
         chosen = select_dialect(dialect, session)
     except TimeoutError:
         await session.close()
-        raise ConnectionFailed(f"no answer to initialize within {timeout} s", server=session.name) from None
+        raise ConnectionFailed(f"no answer to the handshake (server/discover or initialize) within {timeout} s",
+                               server=session.name) from None
     except BaseException:
         await session.close()
         raise
@@ -378,14 +541,36 @@ class Connecting:
 def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = None,
             env: dict[str, str] | None = None, dialect: str = "auto",
             elicitation_handler: Handler | None = None, sampling_handler: Handler | None = None,
-            name: str | None = None, timeout: float = 30.0) -> Connecting:
+            name: str | None = None, timeout: float = 30.0,
+            protocol_version: str | None = None) -> Connecting:
     """Connect to an MCP server.
 
     ``target``: an ``http(s)://`` URL (Streamable HTTP), or a command string / argv list (stdio).
     ``headers`` go on every HTTP request (tokens); ``env`` is added to a stdio server's environment.
-    ``dialect``: ``auto`` (default) or one of ``2025-11-25``, ``none``.
+    ``dialect``: how tasks are spoken: ``auto`` (default: the newest both sides support, see
+    ``client.describe()["dialect_reason"]``), ``ext`` (the 2026-07-28 tasks extension),
+    ``2025-11-25``, ``sep1686`` (the SEP-1686 draft) or ``none`` (ordinary calls only).
+    ``protocol_version``: None (default) probes with ``server/discover`` and falls back to
+    ``initialize``; ``"2026-07-28"`` speaks only the stateless wire; a legacy version
+    (``"2025-11-25"``, ...) only ``initialize``.
     Handlers are ``async def handler(params: dict) -> dict`` returning the MCP result.
     """
     return Connecting(target, headers=headers, env=env, dialect=dialect,
                       elicitation_handler=elicitation_handler, sampling_handler=sampling_handler,
-                      name=name, timeout=timeout)
+                      name=name, timeout=timeout, protocol_version=protocol_version)
+
+
+def _settle(future: "asyncio.Future[BaseException | None]", value: BaseException | None) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _tagged(params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
+    """A question's params tagged with its task as the 2025-11-25 wire tags them
+    (``_meta["io.modelcontextprotocol/related-task"]``), whatever the dialect: handlers (the
+    notebook's among them) find the task that asks the same way everywhere."""
+    if handle is None or not handle.task_id or tasks_2025.related_task_id(params) is not None:
+        return params
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    return {**params, "_meta": {**meta, tasks_2025.RELATED_TASK: {"taskId": handle.task_id}}}

@@ -1,4 +1,10 @@
-"""One connection to one MCP server: requests and their answers, server requests, notifications."""
+"""One connection to one MCP server: requests and their answers, server requests, notifications.
+
+Two wires: the stateful one (``initialize``, then plain requests) and the stateless 2026-07-28 one,
+where every request carries ``_meta`` (protocol version, client capabilities, client info), HTTP
+adds the routing headers, a request refused with -32022 is retried with a version the server
+offers, and ``request_complete`` follows multi round-trip requests (``input_required``).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,11 @@ from typing import Any, Awaitable, Callable
 
 from . import __version__
 from .errors import (ConnectionFailed, InvalidMessage, MCPError, ProtocolError, RequestTimeout)
-from .protocol import jsonrpc
+from .protocol import headers as wire_headers
+from .protocol import jsonrpc, modern
 from .protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
-from .protocol.types import InitializeResult, parse
-from .protocol.versions import LATEST, SUPPORTED
+from .protocol.types import DiscoverResult, Implementation, InitializeResult, parse
+from .protocol.versions import LATEST, LATEST_MODERN, MODERN, SUPPORTED
 from .transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -19,8 +26,16 @@ log = logging.getLogger(__name__)
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 CLIENT_INFO = {"name": "mcp-tasks-jupyter", "version": __version__}
 
+#: Retries of one request refused with -32022 (unsupported protocol version).
+MAX_VERSION_RETRIES = 2
+#: Rounds of one multi round-trip request before the client gives up.
+MAX_INPUT_ROUNDS = 16
+
 RequestHandler = Callable[[dict[str, Any], Request], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[dict[str, Any]], None]
+#: Answers a multi round-trip request's ``inputRequests`` (key → result); ``context`` is the
+#: caller's (the task handle the request belongs to, or None).
+InputAnswerer = Callable[[dict[str, dict[str, Any]], Any], Awaitable[dict[str, Any]]]
 
 
 class HandlerError(Exception):
@@ -51,7 +66,21 @@ class Session:
         self.notification_handlers: dict[str, NotificationHandler] = {}
         self.on_lost: list[Callable[[MCPError], None]] = []
         self.initialize_result: InitializeResult | None = None
+        self.discover_result: DiscoverResult | None = None
         self.protocol_version: str | None = None
+        #: The server as it introduced itself (initialize, or server/discover's _meta).
+        self.server_info: Implementation | None = None
+        self.server_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        #: True on the stateless 2026-07-28 wire.
+        self.modern = False
+        #: Extensions declared in every request's capabilities (stateless wire), by identifier.
+        self.extensions: dict[str, dict[str, Any]] = {}
+        #: ``x-mcp-header`` parameters of each tool (by name), mirrored as headers on HTTP.
+        self.param_headers: dict[str, wire_headers.ParamHeaders] = {}
+        #: Who answers ``inputRequests`` of multi round-trip requests (the client sets it).
+        self.answer_inputs: InputAnswerer | None = None
+        self._meta: dict[str, Any] = {}
         self.closed_error: MCPError | None = None
         self.last_noise: InvalidMessage | None = None
         self._pending: dict[RequestId, tuple[asyncio.Future[dict[str, Any]], str]] = {}
@@ -74,20 +103,73 @@ class Session:
     async def start(self) -> None:
         await self.transport.start(self)
 
-    async def initialize(self) -> InitializeResult:
-        """The MCP handshake: offer the newest version, accept any version this client knows."""
+    async def initialize(self, version: str = LATEST) -> InitializeResult:
+        """The stateful handshake: offer ``version``, accept any version this client knows."""
+        self._go_legacy()
         raw = await self.request("initialize", {
-            "protocolVersion": LATEST, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO})
+            "protocolVersion": version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO})
         result = self.validate(InitializeResult, raw, "initialize result", "initialize")
         if result.protocol_version not in SUPPORTED:
             raise ProtocolError(f"the server speaks protocol {result.protocol_version!r}; this client "
                                 f"speaks {', '.join(SUPPORTED)}", server=self.name, method="initialize")
         self.initialize_result = result
         self.protocol_version = result.protocol_version
+        self.server_info = result.server_info
+        self.server_capabilities = result.capabilities
+        self.instructions = result.instructions
         self.transport.set_protocol_version(result.protocol_version)
         await self.notify("notifications/initialized")
         await self.transport.open_listener()
         return result
+
+    async def discover(self, version: str = LATEST_MODERN, *,
+                       timeout: float | None | str = "default") -> DiscoverResult:
+        """``server/discover`` on the stateless wire (which this switches to), with ``version`` first."""
+        self._go_modern(version)
+        raw = await self.request(modern.DISCOVER, {}, timeout=timeout)
+        try:
+            result = modern.parse_discover(raw)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.name, method=modern.DISCOVER, data=raw) from None
+        chosen = modern.pick_version(result.supported_versions, MODERN)
+        if chosen is None:
+            raise ProtocolError(f"the server supports protocol(s) {', '.join(result.supported_versions)}; "
+                                f"this client speaks {', '.join(MODERN)} statelessly", server=self.name,
+                                code=modern.UNSUPPORTED_PROTOCOL_VERSION, method=modern.DISCOVER,
+                                data={"supported": result.supported_versions})
+        if chosen != self.protocol_version:
+            self._go_modern(chosen)
+        self.discover_result = result
+        self.server_info = modern.server_info(raw) or self.server_info
+        self.server_capabilities = result.capabilities
+        self.instructions = result.instructions
+        return result
+
+    def declare_extension(self, identifier: str, settings: dict[str, Any] | None = None) -> None:
+        """Declare an extension in every request's capabilities from now on (stateless wire)."""
+        self.extensions[identifier] = settings or {}
+        if self.modern and self.protocol_version:
+            self._go_modern(self.protocol_version)
+
+    def modern_capabilities(self) -> dict[str, Any]:
+        """The per-request client capabilities: the legacy ones less ``tasks``, plus extensions."""
+        caps = {k: v for k, v in self.capabilities.items() if k != "tasks"}
+        if self.extensions:
+            caps["extensions"] = dict(self.extensions)
+        return caps
+
+    def _go_modern(self, version: str) -> None:
+        self.modern = True
+        self.protocol_version = version
+        self._meta = modern.request_meta(version, self.modern_capabilities(), CLIENT_INFO)
+        self.transport.set_protocol_version(version, stateless=True)
+
+    def _go_legacy(self) -> None:
+        if self.modern:
+            self.modern = False
+            self.protocol_version = None
+            self._meta = {}
+            self.transport.set_protocol_version(None)
 
     async def close(self) -> None:
         for task in list(self._serving.values()):
@@ -108,7 +190,68 @@ class Session:
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None | str = "default") -> dict[str, Any]:
-        """Send a request and return its ``result`` object, or raise an MCPError."""
+        """Send a request and return its ``result`` object, or raise an MCPError.
+
+        On the stateless wire the request carries the per-request ``_meta`` (and headers over
+        HTTP); one refused with -32022 is sent again with a version the server offers.
+        """
+        if not self.modern:
+            return await self._request(method, params, None, timeout)
+        headers = self._headers(method, params)
+        for attempt in range(MAX_VERSION_RETRIES + 1):
+            try:
+                return await self._request(method, modern.with_meta(params, self._meta), headers, timeout)
+            except ProtocolError as exc:
+                if exc.code != modern.UNSUPPORTED_PROTOCOL_VERSION or attempt == MAX_VERSION_RETRIES:
+                    raise
+                offered = modern.supported_versions(exc.data)
+                version = modern.pick_version(offered, MODERN)
+                if version is None:
+                    raise ProtocolError(
+                        f"the server supports protocol(s) {', '.join(offered) or '(none named)'}; this "
+                        f"client speaks {', '.join(MODERN)} here", server=self.name, code=exc.code,
+                        data=exc.data, method=method) from None
+                log.info("%s: %s refused protocol %s; retrying with %s", self.name, method,
+                         self.protocol_version, version)
+                self._go_modern(version)
+        raise AssertionError("unreachable")
+
+    async def request_complete(self, method: str, params: dict[str, Any] | None = None, *,
+                               timeout: float | None | str = "default", context: Any = None) -> dict[str, Any]:
+        """``request`` that follows multi round-trip requests: an ``input_required`` result is
+        answered through ``answer_inputs`` and the same method is sent again (a new request id)
+        with ``inputResponses`` and the exact ``requestState``, until another kind of result."""
+        base = params or {}
+        current = base
+        for _round in range(MAX_INPUT_ROUNDS):
+            raw = await self.request(method, current, timeout=timeout)
+            if modern.result_type(raw) != modern.INPUT_REQUIRED:
+                return raw
+            try:
+                requests, state = modern.parse_input_required(raw)
+            except ValueError as exc:
+                raise InvalidMessage(str(exc), server=self.name, method=method, data=raw) from None
+            if self.answer_inputs is None:
+                raise ProtocolError("the server asks for input and nobody here answers it",
+                                    server=self.name, method=method)
+            responses = await self.answer_inputs(requests, context) if requests else {}
+            current = modern.retry_params(base, responses, state)
+        raise ProtocolError(f"the server asked for input {MAX_INPUT_ROUNDS} times in a row",
+                            server=self.name, method=method)
+
+    def _headers(self, method: str, params: dict[str, Any] | None) -> dict[str, str] | None:
+        if not self.transport.carries_headers:
+            return None
+        headers = wire_headers.standard_headers(method, params)
+        if method == "tools/call" and params:
+            spec = self.param_headers.get(params.get("name"))  # type: ignore[arg-type]
+            arguments = params.get("arguments")
+            if spec and isinstance(arguments, dict):
+                headers.update(wire_headers.argument_headers(spec, arguments))
+        return headers
+
+    async def _request(self, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None,
+                       timeout: float | None | str) -> dict[str, Any]:
         if self.closed_error is not None:
             raise self.closed_error
         msg_id = self._next_id
@@ -118,29 +261,34 @@ class Session:
         seconds = self.request_timeout if timeout == "default" else timeout
         try:
             if seconds is None:
-                await self.transport.send(jsonrpc.request(msg_id, method, params))
+                await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
                 return await future
             try:
                 # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
                 async with asyncio.timeout(seconds):  # type: ignore[arg-type]
-                    await self.transport.send(jsonrpc.request(msg_id, method, params))
+                    await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
                     return await future
             except TimeoutError:
                 self._withdraw(msg_id, f"no answer within {seconds} s")
                 raise RequestTimeout(f"{method}: no answer within {seconds} s", server=self.name) from None
         except asyncio.CancelledError:
-            if not future.done():
+            # Cancelling this coroutine also cancels the future it awaits: only a real answer counts.
+            if not future.done() or future.cancelled():
                 self._withdraw(msg_id, "cancelled by the client")
             raise
         finally:
             self._pending.pop(msg_id, None)
 
     def _withdraw(self, msg_id: RequestId, reason: str) -> None:
-        if self.closed_error is None:
+        if self.closed_error is None and not self.transport.withdraw(msg_id):
             self.spawn(self.notify("notifications/cancelled", {"requestId": msg_id, "reason": reason}))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        await self.transport.send(jsonrpc.notification(method, params))
+        if self.modern:
+            params = modern.with_meta(params, self._meta)
+            await self.transport.send(jsonrpc.notification(method, params), self._headers(method, params))
+        else:
+            await self.transport.send(jsonrpc.notification(method, params))
 
     def spawn(self, coro: Awaitable[Any]) -> None:
         """Run a fire-and-forget send; its failure is logged, never raised."""

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProtocolError, TaskExpired, TaskNotFound
-from ..protocol.tasks import TaskState
+from ..protocol.tasks import TaskState, parse_task
 from ..protocol.types import Tool
 from ..results import ToolResult
 
@@ -46,13 +46,27 @@ class TaskDialect(ABC):
 
     supports_list: bool = False
     supports_cancel: bool = False
+    supports_delete: bool = False
+    #: The server decides per call whether it becomes a task, and may run it inline instead:
+    #: ``start_task`` then runs ``create`` in the background and waits only briefly for it.
+    server_decides: bool = False
+    #: The server may answer any ``tools/call`` with a task, asked or not (so ``call_tool`` too
+    #: must be ready to poll one).
+    unsolicited_tasks: bool = False
+
+    def install(self) -> None:
+        """Wire what the dialect needs into the session (capabilities, notification handlers);
+        called once by the Client that uses it."""
 
     # -- the task's life -----------------------------------------------------------------------
 
     @abstractmethod
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str) -> TaskState | ToolResult:
-        """Start the tool as a task; a server that answers at once gives a ToolResult instead."""
+                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
+        """Start the tool as a task; a server that answers at once gives a ToolResult instead.
+
+        ``handle`` is the handle the task will have (questions asked before the task exists
+        belong to it)."""
 
     @abstractmethod
     async def get(self, task_id: str) -> TaskState: ...
@@ -69,6 +83,15 @@ class TaskDialect(ABC):
 
     async def list(self) -> list[TaskState]:
         return []
+
+    async def delete(self, task_id: str) -> None:
+        """Ask the server to forget a task and its result (only where ``supports_delete``)."""
+        from ..errors import UsageError
+        raise UsageError(f"the {self.name} task dialect has no way to delete a task", server=self.server)
+
+    def on_push(self, params: dict[str, Any]) -> TaskState:
+        """A pushed task status (notification params) → TaskState (raises ValueError)."""
+        return parse_task(params, "task status notification")
 
     def release(self, handle: "TaskHandle") -> None:
         """The handle is finished: drop any per-task state the dialect kept."""

@@ -42,7 +42,7 @@ class Core2025Dialect(TaskDialect):
         return tool.task_support == "required"
 
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str) -> TaskState | ToolResult:
+                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
         raw = await self.session.request(
             "tools/call", wire.call_params(tool.name, arguments, ttl_ms, progress_token))
         if "task" not in raw and "content" in raw:
@@ -158,7 +158,7 @@ class CallOnlyDialect(TaskDialect):
         return False
 
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str) -> TaskState | ToolResult:
+                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
         raise UsageError("this server has no tasks", server=self.server)
 
     async def get(self, task_id: str) -> TaskState:

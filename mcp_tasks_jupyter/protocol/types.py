@@ -44,6 +44,17 @@ class InitializeResult(WireModel):
     instructions: str | None = None
 
 
+class DiscoverResult(WireModel):
+    """``server/discover`` (2026-07-28): the server's versions, capabilities and instructions.
+
+    The server's identity is in ``_meta["io.modelcontextprotocol/serverInfo"]`` (see protocol/modern.py).
+    """
+    supported_versions: list[str] = Field(alias="supportedVersions")
+    capabilities: dict[str, Any] = Field(default_factory=dict)
+    instructions: str | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
 # --- content blocks ---------------------------------------------------------------------------
 
 class Annotated(WireModel):

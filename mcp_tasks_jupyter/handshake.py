@@ -1,0 +1,101 @@
+"""How a connection starts: find out which wire the server speaks.
+
+``protocol_version=None`` (auto): probe with ``server/discover`` on the stateless 2026-07-28 wire;
+a ``DiscoverResult`` (or a recognised modern error) means a modern server. Anything else (another
+error, an HTTP error status without a modern error body, a result that is no ``DiscoverResult``, a
+broken answer, no answer within the probe timeout) means a legacy server: fall back to
+``initialize``, which reports the trouble itself when it was not about eras. This is the fallback
+both the stdio and the Streamable HTTP bindings of 2026-07-28 describe.
+
+A modern version (``"2026-07-28"``) speaks only the stateless wire; a legacy one (``"2025-11-25"``,
+...) only ``initialize``, offering that version.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .errors import ConnectionFailed, HTTPStatusError, InvalidMessage, ProtocolError, RequestTimeout, UsageError
+from .protocol import jsonrpc, modern
+from .protocol.versions import ALL, LATEST, LATEST_MODERN, SUPPORTED, is_modern
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+#: How long a probe waits for a legacy server that does not answer requests before ``initialize``.
+PROBE_TIMEOUT_S = 10.0
+
+
+def check_version(protocol_version: str | None) -> None:
+    if protocol_version is not None and protocol_version not in ALL:
+        raise UsageError(f"unknown protocol version {protocol_version!r}; this client speaks {', '.join(ALL)}")
+
+
+async def handshake(session: Session, protocol_version: str | None, *, stateless: bool | None,
+                    probe_timeout: float = PROBE_TIMEOUT_S) -> str:
+    """Connect ``session`` on the right wire; return why that wire (for ``describe()``).
+
+    ``stateless``: True/False when the chosen dialect needs one wire; None when either will do.
+    """
+    if protocol_version is not None:
+        if is_modern(protocol_version):
+            if stateless is False:
+                raise UsageError(f"protocol {protocol_version} is stateless; this dialect needs initialize")
+            await _discover(session, protocol_version)
+            return f"protocol_version={protocol_version!r} asked for"
+        if stateless:
+            raise UsageError(f"protocol {protocol_version} needs initialize; this dialect is stateless")
+        await session.initialize(protocol_version)
+        return f"protocol_version={protocol_version!r} asked for"
+    if stateless is False:
+        await session.initialize()
+        return "the dialect needs initialize"
+    legacy_version = await probe(session, probe_timeout)
+    if legacy_version is None:
+        return "server/discover answered"
+    if stateless:
+        raise ConnectionFailed("the server does not speak the stateless 2026-07-28 protocol (server/discover "
+                               "failed), which this dialect needs", server=session.name)
+    await session.initialize(legacy_version)
+    return "server/discover failed: a legacy server, so initialize"
+
+
+async def _discover(session: Session, version: str) -> None:
+    try:
+        await session.discover(version)
+    except ProtocolError as exc:
+        if exc.code != jsonrpc.METHOD_NOT_FOUND or isinstance(exc, InvalidMessage):
+            raise
+        log.warning("%s: no server/discover; going on without the server's capabilities", session.name)
+
+
+async def probe(session: Session, timeout: float) -> str | None:
+    """Try the stateless wire. None: it works (the session is on it); else the legacy version to
+    offer in ``initialize`` (the session is then back on the stateful wire)."""
+    legacy = LATEST
+    try:
+        await session.discover(LATEST_MODERN, timeout=timeout)
+        return None
+    except InvalidMessage as exc:  # e.g. "{}" for a DiscoverResult: a legacy server's catch-all
+        why = str(exc)
+    except ProtocolError as exc:
+        if exc.code == modern.UNSUPPORTED_PROTOCOL_VERSION:
+            offered = modern.supported_versions(exc.data)
+            legacy = modern.pick_version(offered, SUPPORTED) or ""
+            if not legacy:
+                raise  # a modern server with no version in common
+            why = f"the server offers {', '.join(offered)}"
+        elif modern.is_modern_error(exc.code, exc.data):
+            raise  # a modern server that refused the probe itself
+        else:
+            why = f"JSON-RPC error {exc.code}: {exc.message}"
+    except HTTPStatusError as exc:
+        why = f"HTTP {exc.status_code}"  # initialize will say it again if it is not about eras
+    except RequestTimeout:
+        why = f"no answer within {timeout} s"
+    except ConnectionFailed as exc:
+        if session.closed_error is not None:
+            raise  # the connection itself is gone (a stdio server that exited)
+        why = exc.detail  # e.g. an answer stream cut short; initialize will tell
+    log.info("%s: server/discover failed (%s): falling back to initialize", session.name, why)
+    return legacy
