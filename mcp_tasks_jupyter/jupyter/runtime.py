@@ -21,11 +21,11 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Coroutine, Sequence
 
+from .. import elicitation
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, UsageError
 from ..protocol import tasks_2025
 from ..tasks import TaskHandle
-from . import detach
 from .config import redact
 from .magic_args import NAME_RE
 
@@ -74,7 +74,6 @@ class Runtime:
         self.question_handler: QuestionHandler | None = None
         self._jobs: set[asyncio.Task[Any]] = set()
         self._creating: set[asyncio.Task[Any]] = set()
-        self._answers: dict[TaskHandle, dict[str, Any]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- connections ---------------------------------------------------------------------------
@@ -106,12 +105,9 @@ class Runtime:
     async def _connect(self, name: str, target: str | Sequence[str], about: dict[str, Any], *,
                        headers: dict[str, str] | None, env: dict[str, str] | None, dialect: str,
                        timeout: float, **options: Any) -> Client:
-        if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
-            argv = shlex.split(target) if isinstance(target, str) else list(target)
-            target = detach.detached_argv(argv, env=env, server=name)
-        options.setdefault("elicitation_handler", self._answer_question)
         client = await open_connection(target, headers=headers, env=env, dialect=dialect, name=name,
                                        timeout=timeout, **options)
+        client.ask_user = self._ask_person
         old = self.connections.get(name)
         self.connections[name] = Connection(name, client, **about)
         self.clients[name] = client
@@ -182,15 +178,7 @@ class Runtime:
 
     async def _start(self, client: Client, tool: str, arguments: dict[str, Any] | None, ttl: int | None,
                      answers: dict[str, Any] | None) -> TaskHandle:
-        handle = await client.start_task(tool, arguments, ttl=ttl)
-        if answers is not None:
-            self._answers[handle] = dict(answers)
-            handle.on_change(self._forget_answers)
-        return self.track(handle)
-
-    def _forget_answers(self, handle: TaskHandle) -> None:
-        if handle.done():
-            self._answers.pop(handle, None)
+        return self.track(await client.start_task(tool, arguments, ttl=ttl, answers=answers))
 
     def attach(self, task_id: str, server: str | None = None, *, tool: str | None = None) -> TaskHandle:
         """The tracked handle of a task the server has (the runtime's own one if it is known here)."""
@@ -229,17 +217,19 @@ class Runtime:
 
     # -- questions from tasks --------------------------------------------------------------------
 
-    async def _answer_question(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The elicitation handler of runtime connections: preset answers, then ``question_handler``."""
+    async def _ask_person(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A question neither a connect() handler nor the task's preset answers settled: show it
+        to a person through ``question_handler`` (the widget form), else decline."""
         task_id = tasks_2025.related_task_id(params)
         handle = self.find(task_id) if task_id else None
         if handle is None and task_id and self._creating:
             # The question can overtake the answer to the creation request.
             await asyncio.wait(list(self._creating), timeout=CREATION_WAIT_S)
             handle = self.find(task_id)
-        answers = self._answers.get(handle) if handle is not None else None
-        if answers is not None:
-            return {"action": "accept", "content": dict(answers)}
+            if handle is not None and handle.answers is not None:
+                content = elicitation.answer_from(params.get("requestedSchema"), handle.answers)
+                if content is not None:
+                    return {"action": "accept", "content": content}
         if self.question_handler is not None:
             return await self.question_handler(handle, params)
         return {"action": "decline"}
@@ -280,7 +270,6 @@ class Runtime:
         self.handles.clear()
         self._jobs.clear()
         self._creating.clear()
-        self._answers.clear()
         self._loop = loop
         _install_exit_hook()
 

@@ -61,7 +61,9 @@ class StdioTransport(Transport):
             self._proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd,
-                limit=MAX_LINE_BYTES)
+                limit=MAX_LINE_BYTES,
+                # Its own session: an interrupt sent to the kernel's process group must not kill it.
+                start_new_session=True)
         except OSError as exc:
             raise ConnectionFailed(f"cannot start {self.label!r}: {exc}", server=self.server_name) from None
         self._readers = [asyncio.create_task(self._read_stdout(events)),
