@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers demo test bench clean
+.PHONY: setup peers demo walkthrough lab test bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,7 +20,14 @@ peers:
 	$(PEERS)/fastmcp-venv/bin/pip install -q -r $(PEERS)/fastmcp-requirements.txt
 
 demo: setup
+	$(BIN)/python notebooks/run.py
+
+walkthrough: setup
 	$(BIN)/python -m mcp_tasks_jupyter.demo.walkthrough
+
+lab: setup
+	$(BIN)/pip install -q jupyterlab
+	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
 
 test: setup peers
 	$(BIN)/python -m pytest
