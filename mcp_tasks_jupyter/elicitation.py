@@ -138,3 +138,18 @@ def answer_from(schema: dict[str, Any] | None, answers: dict[str, Any]) -> dict[
     if not content and props:
         return None
     return content if not validate(schema, content) else None
+
+
+def errors_by_field(schema: dict[str, Any] | None, content: dict[str, Any]) -> dict[str, list[str]]:
+    """The problems :func:`validate` finds, by field name and without the name in front (a form
+    shows each under its field); fields that are fine are left out."""
+    props = properties(schema)
+    errors: dict[str, list[str]] = {}
+    for name in required(schema):
+        if name not in content:
+            errors.setdefault(name, []).append("is required")
+    for name, value in content.items():
+        if name in props:
+            for problem in field_errors(name, props[name], value):
+                errors.setdefault(name, []).append(problem.removeprefix(f"{name}: "))
+    return errors

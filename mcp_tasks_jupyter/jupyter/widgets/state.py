@@ -82,7 +82,11 @@ class TaskState:
 def board_row(key: int, handle: "TaskHandle") -> list[Any]:
     """One compact board row: ``[key, tool, server, status, message, progress, total, started, finished]``."""
     progress = handle.progress
-    message = handle.status_message or (progress.message if progress and progress.message else "")
+    message = handle.status_message or ""
+    if not message and handle.pending_input:
+        message = f"waiting for input: {pending_questions(handle)[0]}"
+    if not message and progress and progress.message:
+        message = progress.message
     return [key, handle.tool or "(unknown tool)", handle.server, handle.status, message,
             None if progress is None else progress.progress,
             None if progress is None else progress.total,

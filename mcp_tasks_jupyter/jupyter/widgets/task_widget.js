@@ -1,11 +1,12 @@
 // TaskWidget front end (anywidget ESM). Everything from the server is set with textContent;
 // no innerHTML. Clocks (elapsed, TTL) tick here, from epoch-second traits, so the kernel sends
-// nothing while a task merely runs.
+// nothing while a task merely runs. A question the task asks is drawn by QuestionForms
+// (question_form.js, joined in front of this module by question_form.py).
 
 const IMAGE_MIMES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const TRAITS = ["tool", "server", "status", "status_message", "progress", "started", "finished",
   "created", "ttl_ms", "poll_interval_ms", "done", "error", "result", "logs", "log_count",
-  "pending", "cancelling", "cancel_error"];
+  "pending", "cancelling", "cancel_error", "questions"];
 
 function h(tag, cls, text) {
   const node = document.createElement(tag);
@@ -161,7 +162,8 @@ function render({ model, el }) {
   const logsSummary = h("summary");
   const logsBody = h("pre", "mtj-pre mtj-log-lines");
   logs.append(logsSummary, logsBody);
-  root.append(head, message, progressRow, meta, pending, cancelError, error, result, logs);
+  const questions = QuestionForms.questionsView(model);
+  root.append(head, message, progressRow, meta, pending, questions.root, cancelError, error, result, logs);
   el.append(root);
 
   let shownResult = null;
@@ -208,9 +210,12 @@ function render({ model, el }) {
     const pollMs = model.get("poll_interval_ms");
     poll.textContent = pollMs === null || pollMs === undefined ? "" : ` · polled every ${duration(pollMs / 1000)}`;
 
-    const questions = model.get("pending") || [];
-    pending.replaceChildren(...questions.map((q) => h("div", "mtj-question", `waiting for input: ${q}`)));
-    pending.hidden = !questions.length;
+    questions.update();
+    // A question with a form on show says so itself; list only the others (answered elsewhere).
+    const withForms = questions.openMessages();
+    const waiting = (model.get("pending") || []).filter((q) => !withForms.has(q));
+    pending.replaceChildren(...waiting.map((q) => h("div", "mtj-question", `waiting for input: ${q}`)));
+    pending.hidden = !waiting.length;
 
     const cancelling = model.get("cancelling");
     cancel.disabled = done || cancelling;

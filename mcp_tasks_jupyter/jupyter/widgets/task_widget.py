@@ -1,9 +1,9 @@
-"""TaskWidget: the live view of one task (status, progress, clocks, Cancel, result preview)."""
+"""TaskWidget: the live view of one task (status, progress, clocks, Cancel, result preview, and the
+form of a question the task asks, see ``question_form``)."""
 
 from __future__ import annotations
 
 import logging
-import pathlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +12,9 @@ import traitlets as t
 
 from ...render import task_text
 from ..runtime import get_runtime
+from . import registry
 from .coalesce import Coalescer
+from .question_form import FormHost, Question, form_css, form_esm
 from .state import TaskState
 
 if TYPE_CHECKING:
@@ -20,22 +22,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_HERE = pathlib.Path(__file__).parent
 #: Seconds between two updates of one widget, at most (the front end ticks the clocks itself).
 UPDATE_INTERVAL = 0.1
 
 
-class TaskWidget(anywidget.AnyWidget):
+class TaskWidget(FormHost, anywidget.AnyWidget):
     """A live view of a TaskHandle. Make one with :func:`bind` (or ``show_task``).
 
     The state is sent as data (the browser builds the DOM with ``textContent``, never HTML from the
     server); the elapsed time and the TTL count in the browser from ``started``/``created``, so a
     running task costs no messages while nothing changes. Changes of the handle are coalesced:
     at most one comm message per ``UPDATE_INTERVAL`` (the final state is sent at once).
+
+    A question the task asks (elicitation) is drawn as a form (``questions``, sent at once, not
+    coalesced); ``mcp_tasks_jupyter.jupyter.questions`` puts it there and waits for the answer.
     """
 
-    _esm = _HERE / "task_widget.js"
-    _css = _HERE / "task_widget.css"
+    _esm = form_esm("task_widget.js")
+    _css = form_css("task_widget.css")
 
     tool = t.Unicode("").tag(sync=True)
     server = t.Unicode("").tag(sync=True)
@@ -57,6 +61,8 @@ class TaskWidget(anywidget.AnyWidget):
     pending = t.List(t.Unicode()).tag(sync=True)
     cancelling = t.Bool(False).tag(sync=True)
     cancel_error = t.Unicode("").tag(sync=True)
+    #: The question forms on show (open ones and the last few closed ones; see ``question_form``).
+    questions = t.List(t.Dict()).tag(sync=True)
     #: The kernel's clock (epoch s) when this state was sent: the browser corrects its own by it.
     sent_at = t.Float(0.0).tag(sync=True)
 
@@ -67,10 +73,14 @@ class TaskWidget(anywidget.AnyWidget):
         self._cancel_error = ""
         self._coalescer = Coalescer(self._flush, interval)
         self._unsubscribe: Any = None
+        self._forms: list[Question] = []
+        #: True once shown in an output (the question router looks for displayed widgets).
+        self.displayed = False
         super().__init__(**self._current_state(), sent_at=time.time())
         self.on_msg(self._on_front_end_msg)
         if not handle.done():
             self._unsubscribe = handle.on_change(self._on_change)
+            registry.register(handle, self)
 
     @property
     def handle(self) -> "TaskHandle":
@@ -95,7 +105,7 @@ class TaskWidget(anywidget.AnyWidget):
         except Exception as exc:  # no loop to run it on, or the runtime refused
             job.close()
             self._cancelling, self._cancel_error = False, f"cancel failed: {exc}"
-        self._coalescer.request()
+        self._coalescer.request(now=True)  # a click is answered at once (the button disables)
 
     def close(self) -> None:
         """Stop following the handle and close the comm (the view disappears)."""
@@ -108,6 +118,7 @@ class TaskWidget(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         # Keep the live view; text/plain is the stable task text (nbval compares it).
+        self.displayed = True
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
             data = bundle[0] if isinstance(bundle, tuple) else bundle
@@ -115,9 +126,14 @@ class TaskWidget(anywidget.AnyWidget):
         return bundle
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        # The browser's Cancel button sends {"type": "cancel"} as a custom message.
-        if isinstance(content, dict) and content.get("type") == "cancel":
+        # The browser's Cancel button sends {"type": "cancel"} as a custom message; a question
+        # form sends {"type": "answer", "id": ..., "action": ..., "content": ...}.
+        if not isinstance(content, dict):
+            return
+        if content.get("type") == "cancel":
             self.cancel()
+        elif content.get("type") == "answer":
+            self._on_answer_msg(content)
 
     # -- following the handle --------------------------------------------------------------------
 
@@ -129,6 +145,7 @@ class TaskWidget(anywidget.AnyWidget):
             self._coalescer.request()
 
     def _stop_following(self) -> None:
+        registry.unregister(self._handle, self)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
