@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import ProtocolError, TaskExpired, TaskNotFound
+from ..errors import InvalidMessage, ProtocolError, TaskExpired, TaskNotFound
 from ..protocol.tasks import TaskState, parse_task
 from ..protocol.types import Tool
 from ..results import ToolResult
@@ -97,6 +97,23 @@ class TaskDialect(ABC):
         """The handle is finished: drop any per-task state the dialect kept."""
 
     # -- shared helpers ------------------------------------------------------------------------
+
+    async def list_pages(self, parse: Callable[[dict[str, Any]], tuple[list[TaskState], str | None]]
+                         ) -> list[TaskState]:
+        """Every page of ``tasks/list`` (a cursor seen twice ends the walk), parsed by ``parse``."""
+        states: list[TaskState] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            raw = await self.session.request("tasks/list", {"cursor": cursor} if cursor else {})
+            try:
+                page, cursor = parse(raw)
+            except ValueError as exc:
+                raise InvalidMessage(str(exc), server=self.server, method="tasks/list", data=raw) from None
+            states.extend(page)
+            if not cursor or cursor in seen:
+                return states
+            seen.add(cursor)
 
     def task_error(self, exc: ProtocolError, task_id: str) -> Exception:
         """Map an 'invalid params' answer about a task id to TaskNotFound / TaskExpired."""

@@ -124,21 +124,7 @@ class Core2025Dialect(TaskDialect):
             raise InvalidMessage(str(exc), server=self.server, method="tasks/cancel", data=raw) from None
 
     async def list(self) -> list[TaskState]:
-        if not self.supports_list:
-            return []
-        states: list[TaskState] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            raw = await self.session.request("tasks/list", {"cursor": cursor} if cursor else {})
-            try:
-                page, cursor = wire.parse_list_result(raw)
-            except ValueError as exc:
-                raise InvalidMessage(str(exc), server=self.server, method="tasks/list", data=raw) from None
-            states.extend(page)
-            if not cursor or cursor in seen:
-                return states
-            seen.add(cursor)
+        return await self.list_pages(wire.parse_list_result) if self.supports_list else []
 
     def release(self, handle: "TaskHandle") -> None:
         fetch = self._fetches.pop(handle.task_id or "", None)

@@ -191,19 +191,7 @@ class Sep1686Dialect(TaskDialect):
         return None
 
     async def list(self) -> list[TaskState]:
-        states: list[TaskState] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            raw = await self.session.request("tasks/list", {"cursor": cursor} if cursor else {})
-            try:
-                page, cursor = wire.parse_list_result(raw)
-            except ValueError as exc:
-                raise InvalidMessage(str(exc), server=self.server, method="tasks/list", data=raw) from None
-            states.extend(page)
-            if not cursor or cursor in seen:
-                return states
-            seen.add(cursor)
+        return await self.list_pages(wire.parse_list_result)
 
     async def delete(self, task_id: str) -> None:
         try:

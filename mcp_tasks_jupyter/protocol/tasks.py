@@ -72,3 +72,13 @@ def parse_task(obj: Any, what: str = "task", *, ttl_key: str = "ttl",
         ttl_ms=_opt_ms(obj, ttl_key, what),
         poll_interval_ms=_opt_ms(obj, poll_key, what),
     )
+
+
+def tagged_task_id(params: dict[str, Any], key: str) -> str | None:
+    """The task id in ``params._meta[key]`` (a related-task tag), if there is one."""
+    meta = params.get("_meta")
+    if isinstance(meta, dict):
+        related = meta.get(key)
+        if isinstance(related, dict) and isinstance(related.get("taskId"), str):
+            return related["taskId"]
+    return None

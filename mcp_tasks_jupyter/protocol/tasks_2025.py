@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tasks import TaskState, parse_task
+from .tasks import TaskState, parse_task, tagged_task_id
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 STATUS_NOTIFICATION = "notifications/tasks/status"
@@ -59,9 +59,4 @@ def parse_list_result(result: dict[str, Any]) -> tuple[list[TaskState], str | No
 
 def related_task_id(params: dict[str, Any]) -> str | None:
     """The task id a server message is tagged with, if any."""
-    meta = params.get("_meta")
-    if isinstance(meta, dict):
-        related = meta.get(RELATED_TASK)
-        if isinstance(related, dict) and isinstance(related.get("taskId"), str):
-            return related["taskId"]
-    return None
+    return tagged_task_id(params, RELATED_TASK)

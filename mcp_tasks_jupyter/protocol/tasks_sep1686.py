@@ -20,7 +20,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .tasks import TaskState, parse_task
+from .tasks import TaskState, parse_task, tagged_task_id
 
 TASK_META = "modelcontextprotocol.io/task"
 RELATED_TASK = "modelcontextprotocol.io/related-task"
@@ -64,12 +64,7 @@ def task_params(task_id: str) -> dict[str, Any]:
 
 def related_task_id(params: dict[str, Any]) -> str | None:
     """The task id a server message is tagged with (``modelcontextprotocol.io/related-task``)."""
-    meta = params.get("_meta")
-    if isinstance(meta, dict):
-        related = meta.get(RELATED_TASK)
-        if isinstance(related, dict) and isinstance(related.get("taskId"), str):
-            return related["taskId"]
-    return None
+    return tagged_task_id(params, RELATED_TASK)
 
 
 def parse_task_state(obj: Any, what: str = "tasks/get result") -> tuple[TaskState, str | None]:
