@@ -6,6 +6,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import os
 from typing import Any, Awaitable, Callable, Generator, Sequence
 
 from . import elicitation
@@ -14,6 +15,7 @@ from .dialects.base import TaskDialect
 from .errors import (ConnectionFailed, InvalidMessage, MCPError, RequestTimeout, TaskCancelled, ToolNotFound,
                      UsageError)
 from .handshake import PROBE_TIMEOUT_S, check_version, handshake
+from .index import Recorder, ServerIdentity, TaskIndex, default_index, notebook_path
 from .protocol import headers as wire_headers
 from .protocol import modern, tasks_2025, tasks_ext, tasks_sep1686
 from .protocol.tasks import TaskState, parse_task
@@ -60,6 +62,10 @@ class Client:
         self._closed = False
         #: Failed polls in a row (with backoff between them) before a task is declared lost.
         self.max_poll_failures = MAX_POLL_FAILURES
+        #: Where the tasks this client starts are recorded (None: nowhere); see ``index.py``.
+        self.index: TaskIndex | None = None
+        #: The URL or command as shown (never header or env values): the server's identity in the index.
+        self.target: str = session.transport.label
         session.notification_handlers[tasks_2025.STATUS_NOTIFICATION] = self._on_task_status
         session.notification_handlers[tasks_ext.NOTIFICATION] = self._on_task_push
         session.notification_handlers["notifications/message"] = self._on_log
@@ -85,6 +91,12 @@ class Client:
                 "stateless": self.session.modern, "dialect": self.dialect.name,
                 "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
                 "open_tasks": len(self.tasks)}
+
+    @property
+    def identity(self) -> ServerIdentity:
+        """Which server this is, for the task index (what may be shown: no header or env values)."""
+        return ServerIdentity(self.name, self.target, self.transport.kind, self.protocol_version,
+                              self.dialect.name)
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -142,7 +154,8 @@ class Client:
     # -- tasks ---------------------------------------------------------------------------------
 
     async def start_task(self, tool: str, arguments: dict[str, Any] | None = None, *,
-                         ttl: int | None = None, answers: dict[str, Any] | None = None) -> TaskHandle:
+                         ttl: int | None = None, answers: dict[str, Any] | None = None,
+                         cache: bool = False) -> TaskHandle:
         """Start ``tool`` as a task and return its handle as soon as the server has accepted it.
 
         ``ttl`` is the retention asked for, in milliseconds (the server may change it). A tool that
@@ -150,14 +163,28 @@ class Client:
         is then False. ``answers`` answer the task's questions (elicitations) without asking anyone,
         whenever they satisfy the question's schema (defaults fill the gaps); otherwise the
         elicitation handler is asked. An ``elicitation_handler`` given to ``connect`` decides first.
+
+        With ``cache=True`` the stored result of an identical earlier completed call (same server,
+        tool and arguments, from the task index) comes back at once, without asking the server: the
+        handle is already done and ``handle.cached`` is True. Nothing is cached unless asked.
         """
         self._check_open()
         if arguments is not None and not isinstance(arguments, dict):
             raise UsageError(f"arguments for {tool!r} must be a mapping, not {type(arguments).__name__}",
                              server=self.name)
         args = dict(arguments or {})
+        if cache:
+            hit = self._cached(tool, args)
+            if hit is not None:
+                return hit
         spec = await self.tool(tool)
         self._check_arguments(spec, args)
+        handle = await self._start_task(spec, tool, args, ttl, answers)
+        self._record(handle)
+        return handle
+
+    async def _start_task(self, spec: Tool, tool: str, args: dict[str, Any], ttl: int | None,
+                          answers: dict[str, Any] | None) -> TaskHandle:
         token = f"mtj-{next(_token_counter)}"
         as_task = self.dialect.runs_as_task(spec)
         decides = as_task and self.dialect.server_decides
@@ -185,6 +212,73 @@ class Client:
         self.tasks[created.task_id] = handle
         handle._start(handle._poll(self.dialect))
         return handle
+
+    def _record(self, handle: TaskHandle) -> None:
+        """Record ``handle`` in the index and keep its row current (on changes of state only)."""
+        if self.index is None or handle.tool is None:
+            return
+        row = self.index.add(self.identity, handle.tool, handle.arguments, task_id=handle.task_id,
+                             status=handle.status, status_message=handle.status_message,
+                             created_at=handle.created_at, ttl_ms=handle.ttl_ms, notebook=notebook_path())
+        if row is None:
+            return
+        handle.index_row = row
+        recorder = Recorder(self.index, row)
+        handle.on_change(recorder)
+        if handle.done():
+            recorder(handle)
+
+    def _cached(self, tool: str, args: dict[str, Any]) -> TaskHandle | None:
+        """A finished handle holding the stored result of the same call, if the index has one."""
+        if self.index is None:
+            return None
+        record = self.index.cached(self.target, tool, args)
+        if record is None or record.result is None:
+            return None
+        try:
+            result = ToolResult.from_wire(record.result)
+        except ValueError:
+            return None
+        handle = TaskHandle(self, tool, args, runs_as_task=False, progress_token=f"mtj-{next(_token_counter)}")
+        handle.cached = True
+        handle.created_at = record.created_at
+        handle.status_message = "cached result of an earlier identical call"
+        handle._finish(result)
+        return handle
+
+    def resume(self, *, notebook: str | None = None) -> list[TaskHandle]:
+        """Attach again to this notebook's unfinished tasks on this server, as the task index has them.
+
+        ``notebook`` defaults to the current one (``JPY_SESSION_NAME``; None: tasks started from no
+        known notebook). Tasks the server no longer knows end as ``lost`` (or ``expired``), with the
+        reason in their record; tasks of a stdio server (its process ended) or ordinary calls (they end
+        with their connection) are marked ``lost`` without asking. Returns the resumed handles.
+        """
+        self._check_open()
+        if self.index is None:
+            raise UsageError("this client has no task index to resume from", server=self.name)
+        notebook = notebook if notebook is not None else notebook_path()
+        handles: list[TaskHandle] = []
+        for record in self.index.unfinished(self.target, notebook):
+            if record.task_id is None:
+                self.index.mark(record.id, "lost", "it ran as an ordinary call, which ended with its connection")
+                continue
+            if self.transport.kind == "stdio" and record.task_id not in self.tasks:
+                self.index.mark(record.id, "lost", "it was bound to a stdio server process that has ended")
+                continue
+            known = record.task_id in self.tasks
+            handle = self.attach(record.task_id, tool=record.tool)
+            if not known:
+                handle.arguments = record.arguments
+                handle.resumed = True
+                handle.out_var = record.out_var
+                handle.index_row = record.id
+                recorder = Recorder(self.index, record.id)
+                handle.on_change(recorder)
+                if handle.done():
+                    recorder(handle)
+            handles.append(handle)
+        return handles
 
     async def _start_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
                              token: str) -> TaskHandle:
@@ -491,7 +585,8 @@ async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | 
                       env: dict[str, str] | None = None, dialect: str = "auto",
                       elicitation_handler: Handler | None = None,
                       sampling_handler: Handler | None = None, name: str | None = None,
-                      timeout: float = 30.0, protocol_version: str | None = None) -> Client:
+                      timeout: float = 30.0, protocol_version: str | None = None,
+                      index: TaskIndex | str | os.PathLike[str] | None = None) -> Client:
     check_dialect(dialect)
     check_version(protocol_version)
     transport = _transport_for(target, headers, env)
@@ -514,8 +609,11 @@ async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | 
     except BaseException:
         await session.close()
         raise
-    return Client(session, chosen, elicitation_handler=elicitation_handler,
-                  sampling_handler=sampling_handler)
+    client = Client(session, chosen, elicitation_handler=elicitation_handler,
+                    sampling_handler=sampling_handler)
+    if index is not None:
+        client.index = index if isinstance(index, TaskIndex) else TaskIndex(index)
+    return client
 
 
 class Connecting:
@@ -542,7 +640,8 @@ def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = Non
             env: dict[str, str] | None = None, dialect: str = "auto",
             elicitation_handler: Handler | None = None, sampling_handler: Handler | None = None,
             name: str | None = None, timeout: float = 30.0,
-            protocol_version: str | None = None) -> Connecting:
+            protocol_version: str | None = None,
+            index: TaskIndex | str | os.PathLike[str] | None = None) -> Connecting:
     """Connect to an MCP server.
 
     ``target``: an ``http(s)://`` URL (Streamable HTTP), or a command string / argv list (stdio).
@@ -554,10 +653,13 @@ def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = Non
     ``initialize``; ``"2026-07-28"`` speaks only the stateless wire; a legacy version
     (``"2025-11-25"``, ...) only ``initialize``.
     Handlers are ``async def handler(params: dict) -> dict`` returning the MCP result.
+    ``index``: a :class:`~mcp_tasks_jupyter.index.TaskIndex` (or its path) recording every task
+    started (for ``client.resume()`` and ``start_task(..., cache=True)``); the notebook runtime
+    gives every connection the default one.
     """
     return Connecting(target, headers=headers, env=env, dialect=dialect,
                       elicitation_handler=elicitation_handler, sampling_handler=sampling_handler,
-                      name=name, timeout=timeout, protocol_version=protocol_version)
+                      name=name, timeout=timeout, protocol_version=protocol_version, index=index)
 
 
 def _settle(future: "asyncio.Future[BaseException | None]", value: BaseException | None) -> None:

@@ -106,6 +106,8 @@ def status_label(handle: "TaskHandle") -> str:
     if handle.status == "completed" and handle.done() and handle.exception() is None \
             and handle.result().is_error:
         return "completed with a tool error"
+    if getattr(handle, "cached", False):
+        return f"{handle.status} (cached)"
     return handle.status
 
 

@@ -85,6 +85,14 @@ class TaskHandle:
         self._wake = asyncio.Event()
         self._callbacks: list[Callable[["TaskHandle"], None]] = []
         self._runner: asyncio.Task[None] | None = None
+        #: The stored result of an identical earlier call (``start_task(..., cache=True)``): no server call.
+        self.cached = False
+        #: Picked up again from the task index (``client.resume()``).
+        self.resumed = False
+        #: The variable that receives the result (``-o VAR``), kept in the task index.
+        self.out_var: str | None = None
+        #: This task's row in the task index (None: not recorded).
+        self.index_row: int | None = None
 
     # -- what users call -----------------------------------------------------------------------
 
@@ -192,7 +200,7 @@ class TaskHandle:
                 self.status = CANCELLED
             elif isinstance(error, TaskExpired):
                 self.status = EXPIRED
-            elif isinstance(error, TaskLost):
+            elif isinstance(error, TaskLost) or (self.resumed and isinstance(error, TaskNotFound)):
                 self.status = LOST
             elif self.status not in TERMINAL:
                 self.status = FAILED

@@ -240,6 +240,8 @@ TASK_OPTIONS = (
     _Option(("--wait",), "wait", False),
     _Option(("--ttl",), "ttl", True, "MS"),
     _Option(("--answers",), "answers", True, "JSON mapping"),
+    _Option(("--cache",), "cache", False),
+    _Option(("--refresh",), "refresh", False),
 )
 
 
@@ -254,6 +256,8 @@ class TaskCall:
     wait: bool = False
     ttl: int | None = None
     answers: dict[str, Any] | None = None
+    #: Reuse the stored result of an identical earlier completed call (``--cache``).
+    cache: bool = False
 
     @property
     def label(self) -> str:
@@ -315,6 +319,8 @@ def parse_task_line(line: str, *, body: str | None = None, expand: Expand = _no_
         wait=bool(found.get("wait")),
         ttl=_positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
         answers=answers,
+        # --refresh forces a new run (and wins over --cache)
+        cache=bool(found.get("cache")) and not found.get("refresh"),
     )
 
 
@@ -538,18 +544,37 @@ def parse_task_ref(line: str, *, magic: str, allow_out: bool,
 TASKS_OPTIONS = (_Option(("--status", "-s"), "status", True, "|".join(TASK_STATUSES)),)
 
 
+@dataclass(frozen=True)
+class TasksArgs:
+    """What ``%mcp_tasks`` asked for."""
+
+    server: str | None = None
+    status: str | None = None
+    resume: bool = False
+    clear: bool = False
+
+
 def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | None, str | None]:
     """``%mcp_tasks [NAME] [--status S]`` (options before or after NAME) as (server, status)."""
+    args = parse_tasks_args(line, expand=expand)
+    return args.server, args.status
+
+
+def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
+    """``%mcp_tasks [NAME] [--status S | --resume | --clear]`` (options before or after NAME)."""
     words = [expand(w) for w in split_words(line)]
     names = [w for w in words if not w.startswith("-")]
     status: str | None = None
+    flags = {"--resume": False, "--clear": False}
     i = 0
     while i < len(words):
         word = words[i]
-        if word.startswith("-"):
+        if word in flags:
+            flags[word] = True
+        elif word.startswith("-"):
             key, eq, inline = word.partition("=")
             if key not in ("--status", "-s"):
-                raise ArgumentError(f"%mcp_tasks: unknown option {key!r} (options: --status S)")
+                raise ArgumentError(f"%mcp_tasks: unknown option {key!r} (options: --status S, --resume, --clear)")
             if eq:
                 value = inline
             elif i + 1 < len(words):
@@ -564,7 +589,9 @@ def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | N
         i += 1
     if len(names) > 1:
         raise ArgumentError(f"%mcp_tasks: expected at most one server name, got {' '.join(names)}")
-    return (names[0] if names else None), status
+    if sum(flags.values()) + (status is not None) > 1:
+        raise ArgumentError("%mcp_tasks: give one of --status S, --resume, --clear")
+    return TasksArgs(names[0] if names else None, status, flags["--resume"], flags["--clear"])
 
 
 def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> str | None:
@@ -578,5 +605,5 @@ def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> 
 __all__ = [
     "ArgumentError", "TaskCall", "ConnectArgs", "TaskRef", "TASK_STATUSES", "split_words", "parse_value",
     "parse_arguments", "parse_task_line", "parse_cell_body", "parse_connect_line", "parse_task_ref",
-    "parse_tasks_line", "parse_server_name", "parse_target",
+    "parse_tasks_line", "parse_tasks_args", "TasksArgs", "parse_server_name", "parse_target",
 ]

@@ -28,7 +28,7 @@ from ..tasks import TaskHandle
 from . import display, questions, transform
 from .config import load_server
 from .magic_args import (ArgumentError, TaskRef, parse_connect_line, parse_server_name, parse_task_line,
-                         parse_task_ref, parse_tasks_line)
+                         parse_task_ref, parse_tasks_args)
 from .pending import Pending, one_line
 from .runtime import Runtime, get_runtime
 from .tables import servers_table, tools_table
@@ -178,8 +178,8 @@ class MCPMagics(Magics):
 
         Usage::
 
-            h = %mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] NAME:TOOL [key=value ...]
-            %%mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] NAME:TOOL [key=value ...]
+            h = %mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] NAME:TOOL [key=value ...]
+            %%mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] NAME:TOOL [key=value ...]
             <arguments as a JSON object or YAML mapping>
 
         ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
@@ -200,6 +200,10 @@ class MCPMagics(Magics):
         ``--ttl MS``     how long the server should keep the task, in milliseconds.
         ``--answers J``  a JSON mapping accepted as the answer if the task asks a question
                          (elicitation), e.g. ``--answers '{"interpretation": "tides (history)"}'``.
+        ``--cache``      return the stored result of an identical earlier completed call (same
+                         server, tool and arguments, from the task index) at once, without asking
+                         the server; the summary says "cached". Nothing is cached unless asked.
+        ``--refresh``    run the call anew even with ``--cache``.
 
         The task is shown below the cell as it runs. Errors in the arguments, unknown servers or
         tools, missing required arguments and refusals by the server fail the cell with one line.
@@ -211,7 +215,7 @@ class MCPMagics(Magics):
 
         async def create() -> TaskHandle:
             handle = await runtime.start_task(call.server, call.tool, call.arguments, ttl=call.ttl,
-                                              answers=call.answers)
+                                              answers=call.answers, cache=call.cache, out=call.out)
             if call.out is not None:
                 bind_when_done(shell.user_ns, call.out, handle)
             return handle
@@ -231,14 +235,49 @@ class MCPMagics(Magics):
     def mcp_tasks(self, line: str) -> None:
         """Show a live board of the tasks started (or picked up) in this kernel.
 
-        Usage: ``%mcp_tasks [NAME] [--status S]``, S one of working, input_required, completed,
-        failed, cancelled, expired, lost.
+        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear]``, S one of working,
+        input_required, completed, failed, cancelled, expired, lost.
+
+        ``--resume``  attach again to this notebook's unfinished tasks (from the task index) on
+                      server NAME (default: every connection), e.g. after a kernel restart: each is
+                      shown, and its ``-o`` variable is bound when it completes. Tasks the server no
+                      longer knows are marked lost (or expired) in the index, saying why.
+        ``--clear``   remove the finished tasks' records from the task index (SEP-1686 servers are
+                      also asked to delete them).
         """
-        server, status = self._parse(parse_tasks_line, line)
+        args = self._parse(parse_tasks_args, line)
+        server, status = args.server, args.status
         runtime = self.runtime
-        if server is not None and server not in runtime.clients and all(h.server != server for h in runtime.handles):
+        if args.resume or args.clear:
+            if server is not None:
+                self._client(server, "%mcp_tasks")
+            elif not runtime.clients:
+                raise UsageError("%mcp_tasks: no MCP server is connected: run %mcp_connect NAME URL_OR_COMMAND first")
+        elif server is not None and server not in runtime.clients and all(h.server != server for h in runtime.handles):
             raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
+        if args.resume:
+            self._resume(server)
+            return None
+        if args.clear:
+            try:
+                count = runtime.clear(server)
+            except MCPError as exc:
+                raise UsageError(one_line("%mcp_tasks --clear", exc)) from None
+            print(f"removed {count} finished task record{'' if count == 1 else 's'}")
+            return None
         display.show_board(runtime.handles, server=server, status=status)
+        return None
+
+    def _resume(self, server: str | None) -> None:
+        try:
+            handles = self.runtime.resume(server)
+        except MCPError as exc:
+            raise UsageError(one_line("%mcp_tasks --resume", exc)) from None
+        print(f"resumed {len(handles)} task{'' if len(handles) == 1 else 's'}")
+        for handle in handles:
+            if handle.out_var:
+                bind_when_done(self.shell.user_ns, handle.out_var, handle)
+            display.show_task(handle)
 
     # -- %mcp_cancel ---------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any, Awaitable, Callable, Coroutine, Sequence
 from .. import elicitation
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, UsageError
+from ..index import TaskIndex, default_index
 from ..protocol import tasks_2025
 from ..tasks import TaskHandle
 from .config import redact
@@ -75,6 +76,10 @@ class Runtime:
         self._jobs: set[asyncio.Task[Any]] = set()
         self._creating: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Where every connection records its tasks (``index.py``); the default one on first use
+        #: (``$MTJ_INDEX``, or the user's data directory; ``MTJ_INDEX=off``: none).
+        self.index: TaskIndex | None = None
+        self._index_chosen = False
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -108,6 +113,9 @@ class Runtime:
         client = await open_connection(target, headers=headers, env=env, dialect=dialect, name=name,
                                        timeout=timeout, **options)
         client.ask_user = self._ask_person
+        client.target = about["target"]
+        if client.index is None:
+            client.index = self.task_index()
         old = self.connections.get(name)
         self.connections[name] = Connection(name, client, **about)
         self.clients[name] = client
@@ -133,6 +141,13 @@ class Runtime:
                 resume = f"; resume with %mcp_result {connection.name}:{handle.task_id}" if handle.task_id else ""
                 handle._finish(error=TaskLost(f"{why}; the task may still run on the server{resume}",
                                               server=handle.server, task_id=handle.task_id, tool=handle.tool))
+
+    def task_index(self) -> TaskIndex | None:
+        """The task index of this runtime (the default one unless ``index`` was set)."""
+        if self.index is None and not self._index_chosen:
+            self.index = default_index()
+        self._index_chosen = True
+        return self.index
 
     def client(self, name: str | None = None) -> Client:
         """The client called ``name``; without a name, the only one connected (else a clear UsageError)."""
@@ -162,23 +177,61 @@ class Runtime:
     # -- tasks ---------------------------------------------------------------------------------
 
     async def start_task(self, server: str | None, tool: str, arguments: dict[str, Any] | None = None, *,
-                         ttl: int | None = None, answers: dict[str, Any] | None = None) -> TaskHandle:
+                         ttl: int | None = None, answers: dict[str, Any] | None = None,
+                         cache: bool = False, out: str | None = None) -> TaskHandle:
         """Start ``tool`` on ``server`` (None: the only one) and return its tracked handle.
+
+        ``cache`` returns the stored result of an identical earlier completed call (see
+        ``Client.start_task``); ``out`` is the variable that gets the result, kept in the task index.
 
         ``answers`` is accepted as the content of the task's questions (elicitation), if it asks.
         The creation runs as a runtime job: cancelling the caller does not cancel it.
         """
         self._bind_loop()
         client = self.client(server)
-        job = self.spawn(self._start(client, tool, arguments, ttl, answers),
+        job = self.spawn(self._start(client, tool, arguments, ttl, answers, cache, out),
                          name=f"mcp-start {client.name}:{tool}", awaited=True)
         self._creating.add(job)
         job.add_done_callback(self._creating.discard)
         return await asyncio.shield(job)
 
     async def _start(self, client: Client, tool: str, arguments: dict[str, Any] | None, ttl: int | None,
-                     answers: dict[str, Any] | None) -> TaskHandle:
-        return self.track(await client.start_task(tool, arguments, ttl=ttl, answers=answers))
+                     answers: dict[str, Any] | None, cache: bool = False, out: str | None = None) -> TaskHandle:
+        handle = await client.start_task(tool, arguments, ttl=ttl, answers=answers, cache=cache)
+        if out is not None:
+            handle.out_var = out
+            if client.index is not None and handle.index_row is not None:
+                client.index.set_out(handle.index_row, out)
+        return self.track(handle)
+
+    def resume(self, server: str | None = None) -> list[TaskHandle]:
+        """Attach again to this notebook's unfinished tasks on ``server`` (None: every connection)
+        from the task index; the resumed handles, tracked (``Client.resume``)."""
+        self._bind_loop()
+        names = [server] if server is not None else list(self.clients)
+        resumed: list[TaskHandle] = []
+        for name in names:
+            client = self.client(name)
+            if client.index is not None:
+                resumed.extend(self.track(h) for h in client.resume())
+        return resumed
+
+    def clear(self, server: str | None = None) -> int:
+        """Remove the finished records of ``server`` (None: every connection) from the task index;
+        how many went. On servers that can (SEP-1686) a background job also deletes those tasks there."""
+        self._bind_loop()
+        names = [server] if server is not None else list(self.clients)
+        removed = 0
+        for name in names:
+            client = self.client(name)
+            if client.index is None:
+                continue
+            gone = client.index.clear(client.target)
+            removed += len(gone)
+            ids = [record.task_id for record in gone if record.task_id is not None]
+            if ids and client.dialect.supports_delete:
+                self.spawn(_delete_tasks(client, ids), name=f"mcp-clear {name}")
+        return removed
 
     def attach(self, task_id: str, server: str | None = None, *, tool: str | None = None) -> TaskHandle:
         """The tracked handle of a task the server has (the runtime's own one if it is known here)."""
@@ -310,6 +363,14 @@ class Runtime:
                     process.kill()
                 except ProcessLookupError:
                     pass
+
+
+async def _delete_tasks(client: Client, task_ids: list[str]) -> None:
+    for task_id in task_ids:
+        try:
+            await client.delete_task(task_id)
+        except Exception as exc:  # the server may have forgotten it already
+            log.debug("deleting task %s on %s failed: %s", task_id, client.name, exc)
 
 
 def _process_of(client: Client) -> Any:

@@ -149,6 +149,7 @@ def kernel_env(home: Path, **extra: str) -> dict[str, str]:
     env["IPYTHONDIR"] = str(home / "ipython")
     env.pop("MTJ_CONFIG", None)
     env.pop("JPY_SESSION_NAME", None)
+    env["MTJ_INDEX"] = str(home / "tasks.sqlite3")  # never the user's own task index
     env.update(extra)
     return env
 

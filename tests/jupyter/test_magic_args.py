@@ -121,7 +121,7 @@ def test_task_expansion_per_word() -> None:
     ("bad name!:tool", "expected key=value"),
     ("a:b:c", "expected NAME:TOOL, got 'a:b:c'"),
     ("demo:t -o res", "%mcp_task demo:t: expected key=value, got '-o' (options go before NAME:TOOL)"),
-    ("--bogus demo:t", "unknown option '--bogus' (options: --answers, --out, --ttl, --wait)"),
+    ("--bogus demo:t", "unknown option '--bogus' (options: --answers, --cache, --out, --refresh, --ttl, --wait)"),
     ("-o demo:t", "which tool?"),
     ("-o 1x demo:t", "-o needs a Python variable name, got '1x'"),
     ("-o class demo:t", "-o needs a Python variable name, got 'class'"),
@@ -290,3 +290,14 @@ def test_rewrite_awaits_the_magic_calls_of_a_cell() -> None:
 def test_rewrite_leaves_alone_what_it_must_not_touch(cell: str) -> None:
     source = ipython(cell)
     assert rewrite(source) == source
+
+
+def test_durable_task_options() -> None:
+    from mcp_tasks_jupyter.jupyter.magic_args import TasksArgs, parse_tasks_args
+
+    assert parse_task_line("--cache demo:slow_compute seconds=2").cache is True
+    assert parse_task_line("--cache --refresh demo:slow_compute").cache is False
+    assert parse_task_line("demo:slow_compute").cache is False
+    assert parse_tasks_args("--resume") == TasksArgs(resume=True)
+    assert parse_tasks_args("web --clear") == TasksArgs(server="web", clear=True)
+    assert "give one of" in error(parse_tasks_args, "--resume --clear")

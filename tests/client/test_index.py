@@ -1,0 +1,166 @@
+"""The task index: its schema, redaction, concurrent writers, and what the client records in it
+(resume after a lost connection, the result cache)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcp_tasks_jupyter as mtj
+from mcp_tasks_jupyter.index import REDACTED, ServerIdentity, TaskIndex, arguments_key, redact_arguments
+from tests.support import start_demo_http
+from tests.support.processes import python_env
+
+WAIT = 20  # seconds: a bound on every wait
+DEMO = ServerIdentity("demo", "http://127.0.0.1:1/mcp", "http", "2025-11-25", "2025-11-25")
+
+
+def test_schema_and_database_settings(tmp_path: Path) -> None:
+    index = TaskIndex(tmp_path / "sub" / "tasks.sqlite3")
+    row = index.add(DEMO, "slow_compute", {"seconds": 2}, task_id="t1", ttl_ms=60000, notebook="a.ipynb")
+    assert row is not None
+    db = sqlite3.connect(tmp_path / "sub" / "tasks.sqlite3")
+    columns = {r[1] for r in db.execute("PRAGMA table_info(tasks)")}
+    assert {"server_name", "target", "protocol", "dialect", "tool", "arguments", "task_id", "notebook",
+            "out_var", "created_at", "ttl_ms", "status", "status_message", "result"} <= columns
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    record = index.get(row)
+    assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == \
+        ("slow_compute", "t1", "working", 60000)
+    assert [r.id for r in index.unfinished(DEMO.target, "a.ipynb")] == [row]
+    assert index.unfinished(DEMO.target, None) == []
+    index.update(row, task_id="t1", status="completed", status_message=None, result={"content": []})
+    assert index.unfinished(DEMO.target, "a.ipynb") == []
+    assert index.cached(DEMO.target, "slow_compute", {"seconds": 2}).id == row  # type: ignore[union-attr]
+    assert index.cached(DEMO.target, "slow_compute", {"seconds": 3}) is None
+    assert [r.id for r in index.clear(DEMO.target)] == [row] and index.records() == []
+
+
+def test_secret_argument_values_are_never_written(tmp_path: Path) -> None:
+    arguments = {"topic": "tides", "api_key": "k-123456", "Authorization": "Bearer abcdef",
+                 "nested": {"password": "hunter22", "depth": 2}, "items": [{"token": "t-98765"}],
+                 "client_secret": "s-55555"}
+    assert redact_arguments(arguments) == {
+        "topic": "tides", "api_key": REDACTED, "Authorization": REDACTED,
+        "nested": {"password": REDACTED, "depth": 2}, "items": [{"token": REDACTED}], "client_secret": REDACTED}
+    index = TaskIndex(tmp_path / "tasks.sqlite3")
+    row = index.add(DEMO, "research", arguments)
+    assert row is not None and index.get(row).arguments["topic"] == "tides"  # type: ignore[union-attr]
+    index.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    for secret in (b"k-123456", b"abcdef", b"hunter22", b"t-98765", b"s-55555"):
+        assert secret not in raw
+    # different secrets are different calls for the cache, without storing them
+    assert arguments_key({"token": "a"}) != arguments_key({"token": "b"})
+
+
+WRITER = """
+import sys
+from mcp_tasks_jupyter.index import ServerIdentity, TaskIndex
+index = TaskIndex(sys.argv[1])
+who = sys.argv[2]
+identity = ServerIdentity("demo", "http://x/mcp")
+for i in range(150):
+    row = index.add(identity, "slow_compute", {"i": i, "who": who}, task_id=f"{who}-{i}")
+    assert row is not None
+    index.update(row, task_id=f"{who}-{i}", status="completed", status_message="done", result={"i": i})
+print("ok")
+"""
+
+
+def test_two_processes_writing_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.sqlite3"
+    TaskIndex(path).records()  # create it first: both writers then race only on rows
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), who], env=python_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for who in ("a", "b")]
+    for writer in writers:
+        out, err = writer.communicate(timeout=60)
+        assert writer.returncode == 0 and out.strip() == b"ok", err.decode()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert db.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' "
+                      "AND result IS NOT NULL").fetchone() == (300, 300)
+
+
+class Counting:
+    """Counts every message the client sends to the server."""
+
+    def __init__(self, client: mtj.Client) -> None:
+        self.sent: list[str] = []
+        transport = client.transport
+        send = transport.send
+
+        async def counted(message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            self.sent.append(str(message.get("method")))
+            await send(message, headers)
+
+        transport.send = counted  # type: ignore[method-assign]
+
+
+@pytest.mark.anyio
+async def test_client_records_its_tasks_and_cache_hits_ask_no_server(tmp_path: Path) -> None:
+    index = TaskIndex(tmp_path / "tasks.sqlite3")
+    updates: list[str] = []
+    update = index.update
+    index.update = lambda row, **kw: (updates.append(kw["status"]), update(row, **kw))[1]  # type: ignore
+    with start_demo_http("--poll-interval", "100") as url:
+        async with mtj.connect(url, protocol_version="2025-11-25", index=index,
+                               headers={"X-Api-Key": "header-secret-42"}) as client:
+            args = {"seconds": 0.6, "steps": 12, "label": "cached"}
+            first = await client.start_task("slow_compute", args, cache=True)  # nothing stored yet: runs
+            changes: list[Any] = []
+            states: set[Any] = set()
+            first.on_change(lambda h: (changes.append(1), states.add((h.status, h.status_message, h.done()))))
+            result = await asyncio.wait_for(first, WAIT)
+            assert not first.cached and result.structured["label"] == "cached"
+            # written when the status or its message changes and at the end, not on every change
+            # (progress ticks, log lines)
+            assert len(updates) <= len(states) + 2 < len(changes), (updates, len(changes))
+            [record] = index.records()
+            assert (record.server_name, record.target, record.tool, record.task_id, record.status) == \
+                (client.name, url, "slow_compute", first.task_id, "completed")
+            assert record.result == result.raw and record.arguments == args
+            counting = Counting(client)
+            again = await client.start_task("slow_compute", dict(args), cache=True)
+            assert again.done() and again.cached and counting.sent == []
+            assert again.result().structured == result.structured
+            assert "(cached)" in repr(again) or "cached" in mtj.render.summary_line(again)  # type: ignore[attr-defined]
+            fresh = await client.start_task("slow_compute", args)  # not asked: never cached
+            assert not fresh.cached and "tools/call" in counting.sent
+            await asyncio.wait_for(fresh, WAIT)
+            assert len(index.records()) == 2  # the cache hit made no record of its own
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"header-secret-42" not in raw
+
+
+@pytest.mark.anyio
+async def test_resume_picks_up_unfinished_tasks_and_marks_unknown_ones_lost(tmp_path: Path) -> None:
+    index = TaskIndex(tmp_path / "tasks.sqlite3")
+    with start_demo_http("--poll-interval", "100") as url:
+        async with mtj.connect(url, protocol_version="2025-11-25", index=index) as client:
+            started = await client.start_task("slow_compute", {"seconds": 1.5, "steps": 3, "label": "kept"})
+            task_id = started.task_id
+        # the connection closed with the task running; a bogus record stands for one the server forgot
+        bogus = index.add(ServerIdentity("demo", url), "slow_compute", {}, task_id="no-such-task")
+        async with mtj.connect(url, protocol_version="2025-11-25", index=index) as client:
+            handles = client.resume()
+            assert sorted(h.task_id for h in handles) == sorted([task_id, "no-such-task"])
+            resumed = next(h for h in handles if h.task_id == task_id)
+            gone = next(h for h in handles if h.task_id == "no-such-task")
+            assert (await asyncio.wait_for(resumed, WAIT)).structured["label"] == "kept"
+            with pytest.raises(mtj.TaskNotFound):
+                await asyncio.wait_for(gone, WAIT)
+            assert gone.status == "lost"
+            assert client.resume() == []  # nothing unfinished is left
+    by_id = {r.task_id: r for r in index.records()}
+    assert by_id[task_id].status == "completed" and by_id[task_id].result is not None
+    lost = by_id["no-such-task"]
+    assert lost.status == "lost" and "no longer knows" in (lost.status_message or "")
+    assert index.get(bogus) is not None
