@@ -47,9 +47,10 @@ def show_task(handle: TaskHandle) -> None:
 
 def show_board(handles: Sequence[TaskHandle], *, server: str | None = None,
                status: str | None = None) -> None:
-    """Display a live board of ``handles`` filtered by server name and status.
+    """Display a board of ``handles`` with this notebook's other tasks (:func:`make_board`), its
+    filters pre-set to server name ``server`` and status ``status`` (the person can change them).
 
-    The filters apply to each task's current status. Outside IPython it prints one line per task.
+    Outside IPython it prints one line per task that passes the filters.
     """
     if _shell() is None:
         for handle in handles:
@@ -58,9 +59,75 @@ def show_board(handles: Sequence[TaskHandle], *, server: str | None = None,
         return
     from IPython.display import display
 
+    display(make_board(handles, server=server, status=status))
+
+
+def make_board(handles: Sequence[TaskHandle] | None = None, *, server: str | None = None,
+               status: str | None = None, runtime: Any = None, listing: bool = True) -> Any:
+    """A :class:`~.widgets.BoardWidget` of every task this notebook knows, de-duplicated by
+    (server, task id):
+
+    1. ``handles`` (default: the runtime's), live;
+    2. this notebook's records in the task index of each connection that are not live handles
+       (e.g. from an earlier kernel), with their last known status;
+    3. when ``listing``, for each connection whose dialect offers ``tasks/list``, the server's tasks
+       known neither way (tool "?"), fetched once by a background job of the runtime (in
+       ``board.jobs``); a failure becomes a note on the board, never an exception.
+
+    ``server``/``status`` pre-select the board's filters.
+    """
+    from ..index import notebook_path
+    from .runtime import get_runtime
     from .widgets import BoardWidget
 
-    display(BoardWidget(handles, server=server, status=status))
+    runtime = get_runtime() if runtime is None else runtime
+    handles = list(runtime.handles if handles is None else handles)
+    board = BoardWidget(handles, select_server=server, select_status=status)
+    connections = list(runtime.connections.values())
+    live_records = {(id(getattr(h.client, "index", None)), h.index_row) for h in handles
+                    if getattr(h, "index_row", None) is not None}
+    notebook = notebook_path()
+    for connection in connections:
+        index = getattr(connection.client, "index", None)
+        if index is None:
+            continue
+        try:
+            records = index.records(connection.client.target)
+        except Exception as exc:  # an unreadable index must not hide the live tasks
+            board.add_note(f"the task index {index.path} could not be read: {runtime.redact(str(exc))}")
+            continue
+        for record in records:
+            if record.notebook != notebook or (id(index), record.id) in live_records:
+                continue
+            board.add_static(tool=record.tool, server=connection.name, status=record.status,
+                             message=record.status_message, task_id=record.task_id,
+                             created_at=record.created_at)
+    board.refresh()  # the index rows are part of the first picture
+    if listing:
+        for connection in connections:
+            if getattr(connection.client.dialect, "supports_list", False):
+                try:
+                    job = runtime.spawn(_list_into(board, runtime, connection.name, connection.client),
+                                        name=f"mcp-tasks-list {connection.name}")
+                except RuntimeError as exc:  # no running event loop
+                    board.add_note(f"tasks/list on {connection.name} was not asked: {exc}")
+                else:
+                    board.jobs.append(job)
+    return board
+
+
+async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
+    """Add the server's tasks (``tasks/list``) to ``board``; a failure becomes a note on it."""
+    try:
+        states = await client.list_tasks()
+    except Exception as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        board.add_note(f"tasks/list on {name} failed: {runtime.redact(text)}")
+        return
+    for state in states:
+        board.add_static(tool=None, server=name, status=state.status, message=state.status_message,
+                         task_id=state.task_id, created_at=state.created_at,
+                         updated_at=state.last_updated_at, refresh=True)
 
 
 def summary_bundle(handle: TaskHandle) -> dict[str, str]:

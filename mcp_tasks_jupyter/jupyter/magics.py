@@ -233,7 +233,9 @@ class MCPMagics(Magics):
 
     @line_magic
     def mcp_tasks(self, line: str) -> None:
-        """Show a live board of the tasks started (or picked up) in this kernel.
+        """Show a live board of this kernel's tasks, with this notebook's earlier ones from the task
+        index and, where the server offers ``tasks/list``, the server's own (searchable, sortable,
+        50 rows a page; NAME and S only pre-select the board's filters).
 
         Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear]``, S one of working,
         input_required, completed, failed, cancelled, expired, lost.

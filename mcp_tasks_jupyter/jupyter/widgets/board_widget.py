@@ -1,4 +1,8 @@
-"""BoardWidget: many tasks in one table (tool, server, status, message, progress, elapsed)."""
+"""BoardWidget: many tasks in one table (tool, server, status, message, progress, elapsed).
+
+The browser filters (search, status, server), sorts and pages the rows it has; the kernel only sends
+the compact rows, at most once per ``BOARD_INTERVAL``.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import traitlets as t
 
 from ..runtime import get_runtime
 from .coalesce import Coalescer
-from .state import board_row
+from .state import board_row, static_board_row
 
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
@@ -30,6 +34,11 @@ class BoardWidget(anywidget.AnyWidget):
 
     Rows travel as compact arrays (see ``state.board_row``); only rows whose task changed are
     rebuilt, and the whole board sends at most one message per ``BOARD_INTERVAL``.
+
+    Besides the followed handles the board can hold static rows (:meth:`add_static`: tasks known only
+    from the task index or the server's ``tasks/list``), keyed by negative numbers; they never tick
+    and have no Cancel button. ``select_server``/``select_status`` pre-select the browser's filters
+    (which the person can change), unlike ``server``/``status``, which filter in the kernel.
     """
 
     _esm = _HERE / "board_widget.js"
@@ -41,12 +50,24 @@ class BoardWidget(anywidget.AnyWidget):
     #: How many tasks the board follows (before filtering).
     total = t.Int(0).tag(sync=True)
     error = t.Unicode("").tag(sync=True)
+    #: Remarks about the board itself (e.g. a server's ``tasks/list`` that failed), one a line.
+    note = t.Unicode("").tag(sync=True)
+    #: The browser's initial filters (None: all).
+    select_server = t.Unicode(None, allow_none=True).tag(sync=True)
+    select_status = t.Unicode(None, allow_none=True).tag(sync=True)
     sent_at = t.Float(0.0).tag(sync=True)
 
     def __init__(self, handles: Iterable["TaskHandle"] = (), *, server: str | None = None,
-                 status: str | None = None, interval: float = BOARD_INTERVAL) -> None:
+                 status: str | None = None, interval: float = BOARD_INTERVAL,
+                 select_server: str | None = None, select_status: str | None = None) -> None:
         self._handles: list["TaskHandle"] = []
         self._rows: list[list[Any]] = []
+        #: Static rows (keys -1, -2, ...) and where each (server, task id) is among them.
+        self._static: list[list[Any]] = []
+        self._static_at: dict[tuple[str, str], int] = {}
+        #: Background jobs filling the board (``tasks/list``); tests may await them.
+        self.jobs: list[Any] = []
+        self._live_ids: set[tuple[str, str]] | None = None
         self._dirty: set[int] = set()
         self._unsubscribe: dict[int, Callable[[], None]] = {}
         self._server, self._status = server, status
@@ -54,7 +75,8 @@ class BoardWidget(anywidget.AnyWidget):
         for handle in handles:
             self._track(handle)
         super().__init__(rows=self._visible_rows(), filter_server=server, filter_status=status,
-                         total=len(self._handles), sent_at=time.time())
+                         select_server=select_server, select_status=select_status,
+                         total=self._total(), sent_at=time.time())
         self.on_msg(self._on_front_end_msg)
 
     @property
@@ -68,6 +90,55 @@ class BoardWidget(anywidget.AnyWidget):
         self._track(handle)
         self._coalescer.request()
 
+    def knows(self, server: str, task_id: str | None) -> bool:
+        """Whether a followed handle or a static row is the task ``task_id`` on ``server``."""
+        if not task_id:
+            return False
+        if (server, task_id) in self._static_at:
+            return True
+        if self._live_ids is None:
+            self._live_ids = {(h.server, h.task_id) for h in self._handles if h.task_id}
+        return (server, task_id) in self._live_ids
+
+    def add_static(self, *, tool: str | None, server: str, status: str, message: str | None = None,
+                   task_id: str | None = None, created_at: str | None = None,
+                   updated_at: str | None = None, refresh: bool = False) -> bool:
+        """Show a task no handle here follows, with its last known status (``tool`` None: "?").
+
+        A task already on the board (same server and task id) is not added again; with ``refresh``
+        a static row of it takes the newer ``status`` and ``message``. Whether a row was added.
+        """
+        if task_id and (server, task_id) in self._static_at:
+            if refresh:
+                at = self._static_at[(server, task_id)]
+                old = self._static[at]
+                row = static_board_row(old[0], tool=old[1], server=server, status=status,
+                                       message=message, task_id=task_id, created_at=created_at,
+                                       updated_at=updated_at)
+                if row[7] is None:
+                    row[7] = old[7]
+                if row != old:
+                    self._static[at] = row
+                    self._coalescer.request()
+            return False
+        if self.knows(server, task_id):
+            return False
+        key = -1 - len(self._static)
+        if task_id:
+            self._static_at[(server, task_id)] = len(self._static)
+        self._static.append(static_board_row(key, tool=tool, server=server, status=status, message=message,
+                                             task_id=task_id, created_at=created_at, updated_at=updated_at))
+        self._coalescer.request()
+        return True
+
+    def refresh(self) -> None:
+        """Send the current rows now (not at the next interval)."""
+        self._coalescer.request(now=True)
+
+    def add_note(self, text: str) -> None:
+        """Add one line to the board's note (shown above the table)."""
+        self.note = f"{self.note}\n{text}" if self.note else text
+
     def close(self) -> None:
         """Stop following every task and close the comm."""
         for unsubscribe in self._unsubscribe.values():
@@ -78,7 +149,7 @@ class BoardWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         where = "".join(f" {k}={v}" for k, v in (("server", self._server), ("status", self._status)) if v)
-        return f"<BoardWidget of {len(self._handles)} tasks{where}>"
+        return f"<BoardWidget of {self._total()} tasks{where}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -92,23 +163,29 @@ class BoardWidget(anywidget.AnyWidget):
     def _track(self, handle: "TaskHandle") -> None:
         key = len(self._handles)
         self._handles.append(handle)
+        self._live_ids = None
         self._rows.append(board_row(key, handle))
         if not handle.done():
             self._unsubscribe[key] = handle.on_change(lambda h, key=key: self._on_change(key, h))
 
     def _on_change(self, key: int, handle: "TaskHandle") -> None:
         self._dirty.add(key)
+        self._live_ids = None
         if handle.done():
             unsubscribe = self._unsubscribe.pop(key, None)
             if unsubscribe is not None:
                 unsubscribe()
         self._coalescer.request()
 
+    def _total(self) -> int:
+        return len(self._handles) + len(self._static)
+
     def _visible_rows(self) -> list[list[Any]]:
         server, status = self._server, self._status
+        rows = self._rows + self._static
         if server is None and status is None:
-            return list(self._rows)
-        return [row for row in self._rows
+            return rows
+        return [row for row in rows
                 if (server is None or row[2] == server) and (status is None or row[3] == status)]
 
     def _flush(self) -> None:
@@ -117,7 +194,7 @@ class BoardWidget(anywidget.AnyWidget):
         for key in self._dirty:
             self._rows[key] = board_row(key, self._handles[key])
         self._dirty.clear()
-        rows, total = self._visible_rows(), len(self._handles)
+        rows, total = self._visible_rows(), self._total()
         if rows == self.rows and total == self.total:
             return
         with self.hold_sync():

@@ -79,8 +79,14 @@ class TaskState:
         return self._log_lines
 
 
+#: Statuses after which a task never changes (a static row's end time is then its last update).
+_TERMINAL = ("completed", "failed", "cancelled", "expired", "lost")
+
+
 def board_row(key: int, handle: "TaskHandle") -> list[Any]:
-    """One compact board row: ``[key, tool, server, status, message, progress, total, started, finished]``."""
+    """One compact board row: ``[key, tool, server, status, message, progress, total, started,
+    finished, task_id, live]``; ``live`` is 1 for a followed handle (its elapsed time ticks, it can
+    be cancelled), 0 for a static row (:func:`static_board_row`)."""
     progress = handle.progress
     message = handle.status_message or ""
     if not message and handle.pending_input:
@@ -90,7 +96,23 @@ def board_row(key: int, handle: "TaskHandle") -> list[Any]:
     return [key, handle.tool or "(unknown tool)", handle.server, handle.status, message,
             None if progress is None else progress.progress,
             None if progress is None else progress.total,
-            handle.started, handle.finished]
+            _time(handle.started), _time(handle.finished), handle.task_id or "", 1]
+
+
+def static_board_row(key: int, *, tool: str | None, server: str, status: str, message: str | None,
+                     task_id: str | None, created_at: str | None = None,
+                     updated_at: str | None = None) -> list[Any]:
+    """A board row of a task known only from the task index or the server's ``tasks/list``: its
+    last known status, never ticking (``started`` is its creation time, ``finished`` its last update
+    once it has ended; either may be None)."""
+    finished = _epoch(updated_at) if status in _TERMINAL else None
+    return [key, tool or "?", server, status, message or "", None, None,
+            _time(_epoch(created_at)), _time(finished), task_id or "", 0]
+
+
+def _time(value: float | None) -> float | None:
+    """Epoch seconds to the millisecond (keeps rows short)."""
+    return None if value is None else round(value, 3)
 
 
 def format_log(params: dict[str, Any]) -> str:

@@ -1,0 +1,147 @@
+"""The task board (``%mcp_tasks``): 1,000 rows stay compact, and live handles, this notebook's task
+index records and the server's ``tasks/list`` merge into one row per (server, task id).
+
+Filtering, sorting and paging happen in the browser (``board_widget.js``) on the rows sent.
+No kernel here: ipywidgets falls back to a dummy comm, whose ``send`` we count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+import shutil
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from mcp_tasks_jupyter.index import TaskIndex
+from mcp_tasks_jupyter.jupyter.display import make_board
+from mcp_tasks_jupyter.jupyter.runtime import Runtime
+from mcp_tasks_jupyter.jupyter.widgets import BoardWidget
+from mcp_tasks_jupyter.jupyter.widgets.board_widget import BOARD_INTERVAL
+from tests.support import demo_stdio_argv, eventually
+
+from .conftest import DIALECT, WAIT, demo_client
+
+pytestmark = pytest.mark.anyio
+
+JS = pathlib.Path(__file__).parents[2] / "mcp_tasks_jupyter" / "jupyter" / "widgets" / "board_widget.js"
+
+
+def payload(message: dict[str, Any]) -> int:
+    return len(json.dumps(message["state"]))
+
+
+async def test_1000_tasks_stay_compact_and_a_burst_of_1000_rows_is_one_update(count_updates):
+    async with demo_client("--poll-interval", "60000") as client:
+        tasks = []
+        for chunk in range(10):
+            tasks += await asyncio.gather(*(client.start_task("slow_compute", {"seconds": 0.5, "steps": 2,
+                                                                               "label": f"t{chunk}-{i}"})
+                                            for i in range(100)))
+        start = time.monotonic()
+        board = BoardWidget(tasks)
+        updates = count_updates(board)
+        assert len(board.rows) == 1000 and board.total == 1000
+        assert len(json.dumps(board.rows)) < 200_000
+        await asyncio.wait_for(asyncio.gather(*(asyncio.shield(t._future) for t in tasks)), 120)
+        await asyncio.sleep(2 * BOARD_INTERVAL)
+        took = time.monotonic() - start
+        assert len(updates) <= took / BOARD_INTERVAL + 2, (len(updates), took)
+        assert all(row[3] == "completed" and row[8] is not None and row[10] == 1 for row in board.rows)
+        biggest = max(payload(m) for m in updates.messages)
+        assert biggest < 200_000, biggest
+
+        # 1,000 more rows in one burst (as a tasks/list answer brings them): one message, still compact.
+        before = len(updates)
+        for i in range(1000):
+            board.add_static(tool=None, server="demo", status="working", message=f"listed {i}",
+                             task_id=f"listed-{i:04d}", created_at="2026-01-01T00:00:00+00:00")
+        await asyncio.sleep(2 * BOARD_INTERVAL)
+        assert len(updates) == before + 1
+        assert len(board.rows) == 2000 and board.total == 2000
+        assert payload(updates.messages[-1]) < 400_000  # 2,000 rows: < 200 bytes a row
+        assert board.rows[1000][:4] == [-1, "?", "demo", "working"] and board.rows[1000][10] == 0
+
+
+async def test_board_merges_live_handles_index_records_and_tasks_list(tmp_path):
+    runtime = Runtime()
+    runtime.index = TaskIndex(tmp_path / "tasks.sqlite3")
+    client = await runtime.connect("demo", demo_stdio_argv(*DIALECT, "--poll-interval", "100"))
+    try:
+        assert client.dialect.supports_list and client.index is runtime.index
+        live = await runtime.start_task("demo", "slow_compute", {"seconds": 30, "steps": 30})
+        done = await runtime.start_task("demo", "slow_compute", {"seconds": 0.1, "steps": 1})
+        await asyncio.wait_for(done, WAIT)
+        # Started by this client but not followed by the runtime: as if from an earlier kernel.
+        earlier = await client.start_task("slow_compute", {"seconds": 30, "steps": 30, "label": "earlier"})
+        # Not recorded anywhere: only the server's tasks/list knows it.
+        client.index = None
+        hidden = await client.start_task("slow_compute", {"seconds": 30, "steps": 30, "label": "hidden"})
+        client.index = runtime.index
+        # Finished in an earlier kernel (the server has forgotten it), and one of another notebook.
+        runtime.index.add(client.identity, "old_tool", {}, task_id="gone-1", status="completed",
+                          status_message="done long ago", created_at="2026-01-01T00:00:00+00:00")
+        runtime.index.add(client.identity, "not_mine", {}, task_id="other-1", status="completed",
+                          notebook="other.ipynb")
+        for handle in (live, done, earlier):
+            await eventually(lambda h=handle: h.task_id is not None, timeout=WAIT, what="a task id")
+
+        board = make_board(runtime=runtime, server="demo", status="working")
+        assert (board.select_server, board.select_status) == ("demo", "working")
+        assert board.filter_server is None and board.filter_status is None  # the browser filters
+        assert len(board.jobs) == 1
+        await asyncio.wait_for(asyncio.gather(*board.jobs), WAIT)
+        await eventually(lambda: len(board.rows) == 5, timeout=WAIT, what="the listed rows")
+        by_id = {row[9]: row for row in board.rows}
+        assert len(by_id) == 5 and {row[2] for row in board.rows} == {"demo"}
+        assert by_id[live.task_id][1:4] == ["slow_compute", "demo", "working"] and by_id[live.task_id][10] == 1
+        assert by_id[done.task_id][3] == "completed" and by_id[done.task_id][10] == 1
+        assert by_id[earlier.task_id][1] == "slow_compute" and by_id[earlier.task_id][10] == 0
+        assert by_id[hidden.task_id][1:4] == ["?", "demo", "working"] and by_id[hidden.task_id][10] == 0
+        assert by_id["gone-1"][1:5] == ["old_tool", "demo", "completed", "done long ago"]
+        assert "other-1" not in by_id
+        assert [row[0] for row in board.rows][:2] == [0, 1] and all(row[0] < 0 for row in board.rows[2:])
+        assert board.total == 5 and board.note == ""
+        # Static rows never tick and cannot be cancelled from the board.
+        assert by_id[hidden.task_id][8] is None and by_id["gone-1"][7] is not None
+
+        # A failing tasks/list is a note on the board, never an exception.
+        async def broken() -> list[Any]:
+            raise RuntimeError("boom\nsecond line")
+
+        client.list_tasks = broken
+        failing = make_board(runtime=runtime)
+        await asyncio.wait_for(asyncio.gather(*failing.jobs), WAIT)
+        assert failing.note == "tasks/list on demo failed: boom second line"
+        assert len(failing.rows) == 4  # live handles and index records are still there
+        del client.list_tasks
+
+        # Without tasks/list support only handles and index records are shown, and nothing is spawned.
+        client.dialect.supports_list = False
+        quiet = make_board(runtime=runtime)
+        assert quiet.jobs == [] and len(quiet.rows) == 4
+        client.dialect.supports_list = True
+        for widget in (board, failing, quiet):
+            widget.close()
+    finally:
+        await runtime.aclose()
+
+
+def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself():
+    source = JS.read_text()
+    assert "innerHTML" not in source and "outerHTML" not in source and "insertAdjacentHTML" not in source
+    for needed in ('h("input"', 'h("select"', "aria-sort", "rows ${first + 1}", "const PAGE = 50",
+                   'model.get("select_status")', 'model.get("select_server")'):
+        assert needed in source, needed
+    assert "model.send" in source and source.count("model.send(") == 1  # only Cancel talks to the kernel
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_board_front_end_parses(tmp_path):
+    module = tmp_path / "board_widget.mjs"
+    module.write_text(JS.read_text())
+    subprocess.run(["node", "--check", str(module)], check=True, timeout=60)
