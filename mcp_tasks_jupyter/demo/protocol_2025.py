@@ -541,13 +541,17 @@ class Session2025:
             raise RpcError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{exc.status}'") from None
         return task_to_wire(task)
 
+    def listed_task(self, task: TaskRecord) -> dict[str, Any]:
+        """A task as ``tasks/list`` shows it (the dialect's Task object)."""
+        return task_to_wire(task)
+
     async def _tasks_list(self, params: dict[str, Any]) -> dict[str, Any]:
         cursor = params.get("cursor")
         try:
             page, next_cursor = self.store.list_page(cursor, self.config.tasks_page_size, self.dialect)
         except InvalidCursor:
             raise RpcError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
-        result: dict[str, Any] = {"tasks": [task_to_wire(task) for task in page]}
+        result: dict[str, Any] = {"tasks": [self.listed_task(task) for task in page]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result

@@ -51,7 +51,6 @@ from .jsonrpc import (
     is_valid_id,
     make_notification,
 )
-from .pagination import InvalidCursor
 from .protocol_2025 import Session2025, _CallContext, first_text
 from .task_store import TaskIdTaken, TaskRecord
 from .tools import Tool
@@ -235,16 +234,8 @@ class Session1686(Session2025):
             )
         return self._outcome(task)
 
-    async def _tasks_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        cursor = params.get("cursor")
-        try:
-            page, next_cursor = self.store.list_page(cursor, self.config.tasks_page_size, self.dialect)
-        except InvalidCursor:
-            raise RpcError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
-        result: dict[str, Any] = {"tasks": [task_to_wire(task) for task in page]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+    def listed_task(self, task: TaskRecord) -> dict[str, Any]:
+        return task_to_wire(task)
 
     async def _tasks_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         task = self._lookup(params)
