@@ -34,6 +34,8 @@ DEFAULT_CALL_TIMEOUT_S = 600.0
 #: Where the server decides whether a call becomes a task (ext, sep1686), how long ``start_task``
 #: waits for that decision before it returns a handle whose call is still running.
 ACCEPT_WAIT_S = 2.0
+#: How long a question naming an unknown task waits for a creation in flight to reveal that task.
+CREATION_WAIT_S = 5.0
 _token_counter = itertools.count(1)
 
 
@@ -57,6 +59,9 @@ class Client:
         self.tasks: dict[str, TaskHandle] = {}
         #: Unfinished ordinary calls running behind handles.
         self._calls: set[TaskHandle] = set()
+        #: Creation requests awaiting the server's answer, and questions waiting for their task.
+        self._creating = 0
+        self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=500)
         self._tools: dict[str, Tool] | None = None
         self._closed = False
@@ -198,18 +203,21 @@ class Client:
             return handle
         if decides:
             return await self._start_decided(handle, spec, args, ttl, token)
+        self._creating += 1
         try:
             created = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token)
         except BaseException:
             self.session.remove_progress_listener(token)
             raise
+        finally:
+            self._creating -= 1
         if isinstance(created, ToolResult):
             self._calls.add(handle)
             handle.runs_as_task = False
             handle._finish(created)
             return handle
         handle._apply(created)
-        self.tasks[created.task_id] = handle
+        self._track(created.task_id, handle)
         handle._start(handle._poll(self.dialect))
         return handle
 
@@ -300,6 +308,7 @@ class Client:
 
     async def _run_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
                            token: str, decided: asyncio.Future[BaseException | None]) -> None:
+        self._creating += 1
         try:
             outcome = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token, handle=handle)
         except asyncio.CancelledError:
@@ -314,6 +323,8 @@ class Client:
             _settle(decided, exc)
             handle._finish(error=exc)
             return
+        finally:
+            self._creating -= 1
         _settle(decided, None)
         if isinstance(outcome, ToolResult):
             handle._finish(outcome)
@@ -321,7 +332,7 @@ class Client:
         handle.runs_as_task = True
         handle._apply(outcome)
         self._calls.discard(handle)
-        self.tasks[outcome.task_id] = handle
+        self._track(outcome.task_id, handle)
         handle._changed()
         await handle._poll(self.dialect)
 
@@ -415,9 +426,36 @@ class Client:
             self.tasks.pop(handle.task_id, None)
         self._calls.discard(handle)
 
+    def _track(self, task_id: str, handle: TaskHandle) -> None:
+        self.tasks[task_id] = handle
+        arrival = self._arrivals.pop(task_id, None)
+        if arrival is not None and not arrival.done():
+            arrival.set_result(handle)
+
+    async def _asker(self, params: dict[str, Any]) -> TaskHandle | None:
+        """The task a server request belongs to. Its question can overtake the answer to the
+        creation request (a server sends both at once, on different HTTP streams): then wait for
+        the creations in flight, a few seconds at most."""
+        handle = self._handle_for(params)
+        task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
+        if handle is not None or not task_id or not self._creating:
+            return handle
+        arrival = self._arrivals.get(task_id)
+        if arrival is None:
+            arrival = self._arrivals[task_id] = asyncio.get_running_loop().create_future()
+        try:
+            return await asyncio.wait_for(asyncio.shield(arrival), CREATION_WAIT_S)
+        except asyncio.TimeoutError:
+            return None
+        finally:
+            if self._arrivals.get(task_id) is arrival and not arrival.done():
+                del self._arrivals[task_id]
+
     def _handle_for(self, params: dict[str, Any]) -> TaskHandle | None:
         task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
-        return self.tasks.get(task_id) if task_id else None
+        if not task_id:
+            return None
+        return self.tasks.get(task_id) or self.dialect.creating(task_id)
 
     def _on_task_status(self, params: dict[str, Any]) -> None:
         handle = self.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
@@ -456,7 +494,7 @@ class Client:
 
     async def _on_elicit(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
         """A server request (stateful wire): answered like every other question, see ``answer_elicitation``."""
-        return await self.answer_elicitation(params, self._handle_for(params), request.id)
+        return await self.answer_elicitation(params, await self._asker(params), request.id)
 
     async def answer_inputs(self, requests: dict[str, dict[str, Any]],
                             handle: TaskHandle | None) -> dict[str, Any]:
@@ -525,7 +563,7 @@ class Client:
         return answer
 
     async def _on_sampling(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
-        return await self._answer_sampling(params, self._handle_for(params))
+        return await self._answer_sampling(params, await self._asker(params))
 
     async def _answer_sampling(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
         self.session.validate(CreateMessageRequestParams, params, "sampling/createMessage params",

@@ -96,6 +96,11 @@ class TaskDialect(ABC):
     def release(self, handle: "TaskHandle") -> None:
         """The handle is finished: drop any per-task state the dialect kept."""
 
+    def creating(self, task_id: str) -> "TaskHandle | None":
+        """The handle of a task whose id is known while it is still being created (a client-chosen
+        id): a question can name it before the client has the creation's answer."""
+        return None
+
     # -- shared helpers ------------------------------------------------------------------------
 
     async def list_pages(self, parse: Callable[[dict[str, Any]], tuple[list[TaskState], str | None]]

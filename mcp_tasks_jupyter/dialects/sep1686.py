@@ -75,15 +75,21 @@ class Sep1686Dialect(TaskDialect):
             "tools/call", wire.call_params(tool.name, arguments, task_id, ttl_ms, progress_token), timeout=None))
         draft = _Draft(call, handle=handle)
         self._drafts[task_id] = draft
+        if handle is not None:
+            handle.task_id = task_id  # a question can name the task before its creation is confirmed
         try:
             created = await self._race(task_id, draft)
         except BaseException:
             self._drafts.pop(task_id, None)
+            if handle is not None:
+                handle.task_id = None
             if not call.done():
                 call.cancel()
             raise
         if created is None:  # the answer won: the server ran it as an ordinary call
             self._drafts.pop(task_id, None)
+            if handle is not None:
+                handle.task_id = None
             return self._tool_result(call.result(), "tools/call")
         call.add_done_callback(lambda c: self._answered(task_id, c))
         return created
@@ -112,6 +118,10 @@ class Sep1686Dialect(TaskDialect):
                     pause = min(SPECULATIVE_POLL_MAX_S, pause * 2)
         finally:
             created.cancel()
+
+    def creating(self, task_id: str) -> "TaskHandle | None":
+        draft = self._drafts.get(task_id)
+        return draft.handle if draft is not None else None
 
     def _on_created(self, params: dict[str, Any]) -> None:
         draft = self._drafts.get(wire.related_task_id(params) or "")

@@ -73,7 +73,7 @@ async def test_question_inside_a_task_is_answered_once(connect):
         return _first_choice(params)
 
     async with connect(elicitation_handler=handler) as client:
-        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.05})
+        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0})
         result = await asyncio.wait_for(task, WAIT)
     assert len(asked) == 1 and "tides" in asked[0]["message"]
     assert not result.is_error and task.answered[0][1:] == ("handler", "accept")
