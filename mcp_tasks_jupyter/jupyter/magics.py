@@ -25,7 +25,7 @@ from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
 from ..tasks import TaskHandle
-from . import display, questions, transform
+from . import comm, display, questions, transform
 from .config import load_server
 from .magic_args import (ArgumentError, TaskRef, parse_connect_line, parse_server_name, parse_task_line,
                          parse_task_ref, parse_tasks_args)
@@ -451,6 +451,7 @@ def load(shell: Any) -> None:
         shell.register_magics(MCPMagics(shell))
     transform.install(shell)
     questions.install(shell)  # a task's question becomes a form in its widget
+    comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
 
 
 def unload(shell: Any) -> None:

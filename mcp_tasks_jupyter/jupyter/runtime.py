@@ -80,6 +80,10 @@ class Runtime:
         #: (``$MTJ_INDEX``, or the user's data directory; ``MTJ_INDEX=off``: none).
         self.index: TaskIndex | None = None
         self._index_chosen = False
+        #: Called with every handle the runtime starts tracking (the extension's channel listens).
+        self.on_track: list[Callable[[TaskHandle], None]] = []
+        #: The JupyterLab extension's channel, once served (``comm.install``).
+        self.tasks_channel: Any = None
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -266,6 +270,8 @@ class Runtime:
         """Remember ``handle`` (for ``%mcp_tasks`` and ``find``); returns it."""
         if handle not in self.handles:
             self.handles.append(handle)
+            for listener in self.on_track:
+                listener(handle)
         return handle
 
     # -- questions from tasks --------------------------------------------------------------------
@@ -383,10 +389,18 @@ _exit_hook_installed = False
 
 
 def get_runtime() -> Runtime:
-    """The process-wide runtime (created on first use)."""
+    """The process-wide runtime (created on first use; in a kernel it also serves the JupyterLab
+    extension's tasks channel, see ``comm.py``)."""
     global _runtime
     if _runtime is None:
         _runtime = Runtime()
+        from IPython import get_ipython
+
+        from .comm import install
+
+        shell = get_ipython()
+        if shell is not None:
+            install(shell, _runtime)
     return _runtime
 
 

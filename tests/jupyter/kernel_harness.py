@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from jupyter_client import KernelManager
 
@@ -142,6 +142,71 @@ class Kernel:
         self.manager.interrupt_kernel()
 
 
+class Notebook:
+    """A kernel whose iopub messages are all kept, whatever cell they belong to (background jobs
+    keep the parent of the cell that started them), and a way to talk over comms as a browser does."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.iopub: list[dict[str, Any]] = []
+
+    def run(self, code: str, timeout: float = CELL_TIMEOUT, *, cell_id: str | None = None) -> str:
+        """Run a cell (as JupyterLab sends it with ``cell_id``); its msg_id once it is done (it must succeed)."""
+        client = self.kernel.client
+        if cell_id is None:
+            msg_id = client.execute(code)
+        else:
+            request = client.session.msg("execute_request", {
+                "code": code, "silent": False, "store_history": True, "user_expressions": {},
+                "allow_stdin": False, "stop_on_error": True}, metadata={"cellId": cell_id})
+            client.shell_channel.send(request)
+            msg_id = request["header"]["msg_id"]
+        self.wait(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                  and m["parent_header"].get("msg_id") == msg_id, timeout, f"the cell {code!r}")
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        errors = [m for m in self.of(msg_id) if m["msg_type"] == "error"]
+        assert reply["content"]["status"] == "ok", f"{code!r} failed: {errors or reply['content']}"
+        return msg_id
+
+    def wait(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = CELL_TIMEOUT,
+             what: str = "a message", *, since: int = 0) -> dict[str, Any]:
+        """The first iopub message from number ``since`` on (kept or new) that fits ``predicate``."""
+        for message in self.iopub[since:]:
+            if predicate(message):
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{what}: not seen within {timeout:g} s")
+            try:
+                message = self.kernel.client.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            self.iopub.append(message)
+            if predicate(message):
+                return message
+
+    def of(self, msg_id: str) -> list[dict[str, Any]]:
+        return [m for m in self.iopub if m["parent_header"].get("msg_id") == msg_id]
+
+    def stdout(self, msg_id: str) -> str:
+        return "".join(m["content"]["text"] for m in self.of(msg_id) if m["msg_type"] == "stream")
+
+    def send_shell(self, msg_type: str, content: dict[str, Any]) -> None:
+        """Send a shell message as the browser does (``comm_open``, ``comm_msg``, ``comm_close``)."""
+        client = self.kernel.client
+        client.shell_channel.send(client.session.msg(msg_type, content))
+
+    def send_custom(self, comm_id: str, content: dict[str, Any]) -> None:
+        """What the browser's widget manager sends for ``model.send(content)``."""
+        self.send_shell("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
+
+
 def kernel_env(home: Path, **extra: str) -> dict[str, str]:
     """An environment for a test kernel: this checkout importable, config dirs of its own."""
     env = python_env()
@@ -204,5 +269,5 @@ def kill_if_alive(pid: int) -> None:
 
 DEMO_COMMAND = "{sys.executable} -m mcp_tasks_jupyter.demo --poll-interval 100"
 
-__all__ = ["CellRun", "Kernel", "running_kernel", "kernel_env", "process_gone", "wait_gone", "kill_if_alive",
+__all__ = ["CellRun", "Kernel", "Notebook", "running_kernel", "kernel_env", "process_gone", "wait_gone", "kill_if_alive",
            "DEMO_COMMAND", "CELL_TIMEOUT", "REPO_ROOT"]

@@ -6,83 +6,29 @@ background job (the connection), not from the cell that started the task.
 
 from __future__ import annotations
 
-import queue
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from tests.jupyter.kernel_harness import CELL_TIMEOUT, Kernel, running_kernel
+from tests.jupyter.kernel_harness import Notebook, running_kernel
 
 DEMO = "{sys.executable} -m mcp_tasks_jupyter.demo --poll-interval 100 --dialect 2025-11-25"
 TASK_WIDGET = ".TaskWidget"
 
 
-class Notebook:
-    """A kernel whose iopub messages are all kept, and a way to talk to widgets as a browser does."""
+def task_widgets(nb: Notebook) -> list[dict[str, Any]]:
+    """The comm_open messages of task widgets, oldest first."""
+    return [m for m in nb.iopub if m["msg_type"] == "comm_open"
+            and m["content"]["data"].get("state", {}).get("_anywidget_id", "").endswith(TASK_WIDGET)]
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        self.iopub: list[dict[str, Any]] = []
 
-    def run(self, code: str, timeout: float = CELL_TIMEOUT) -> str:
-        """Run a cell; return its msg_id once it is done (it must succeed)."""
-        client = self.kernel.client
-        msg_id = client.execute(code)
-        self.wait(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                  and m["parent_header"].get("msg_id") == msg_id, timeout, f"the cell {code!r}")
-        deadline = time.monotonic() + timeout
-        while True:
-            reply = client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
-            if reply["parent_header"].get("msg_id") == msg_id:
-                break
-        errors = [m for m in self.of(msg_id) if m["msg_type"] == "error"]
-        assert reply["content"]["status"] == "ok", f"{code!r} failed: {errors or reply['content']}"
-        return msg_id
-
-    def wait(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = CELL_TIMEOUT,
-             what: str = "a message", *, since: int = 0) -> dict[str, Any]:
-        """The first iopub message from number ``since`` on (kept or new) that fits ``predicate``."""
-        for message in self.iopub[since:]:
-            if predicate(message):
-                return message
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"{what}: not seen within {timeout:g} s")
-            try:
-                message = self.kernel.client.get_iopub_msg(timeout=remaining)
-            except queue.Empty:
-                continue
-            self.iopub.append(message)
-            if predicate(message):
-                return message
-
-    def of(self, msg_id: str) -> list[dict[str, Any]]:
-        return [m for m in self.iopub if m["parent_header"].get("msg_id") == msg_id]
-
-    def stdout(self, msg_id: str) -> str:
-        return "".join(m["content"]["text"] for m in self.of(msg_id) if m["msg_type"] == "stream")
-
-    def task_widgets(self) -> list[dict[str, Any]]:
-        """The comm_open messages of task widgets, oldest first."""
-        return [m for m in self.iopub if m["msg_type"] == "comm_open"
-                and m["content"]["data"]["state"].get("_anywidget_id", "").endswith(TASK_WIDGET)]
-
-    def form(self, comm_id: str, state: str = "open", *, since: int = 0) -> dict[str, Any]:
-        """The first form in ``state`` sent to widget ``comm_id`` from iopub message ``since`` on."""
-        found = self.wait(lambda m: any(q["state"] == state for q in _questions(m, comm_id)),
-                          what=f"a {state} form in widget {comm_id}", since=since)
-        return [q for q in _questions(found, comm_id) if q["state"] == state][-1]
-
-    def send_custom(self, comm_id: str, content: dict[str, Any]) -> None:
-        """What the browser's widget manager sends for ``model.send(content)``."""
-        client = self.kernel.client
-        client.shell_channel.send(client.session.msg(
-            "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}))
+def form_in(nb: Notebook, comm_id: str, state: str = "open", *, since: int = 0) -> dict[str, Any]:
+    """The first form in ``state`` sent to widget ``comm_id`` from iopub message ``since`` on."""
+    found = nb.wait(lambda m: any(q["state"] == state for q in _questions(m, comm_id)),
+                    what=f"a {state} form in widget {comm_id}", since=since)
+    return [q for q in _questions(found, comm_id) if q["state"] == state][-1]
 
 
 def _questions(message: dict[str, Any], comm_id: str) -> list[dict[str, Any]]:
@@ -104,10 +50,10 @@ def nb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook]:
 def test_the_form_is_answered_over_the_comm(nb: Notebook) -> None:
     mark = len(nb.iopub)
     cell = nb.run("h = %mcp_task demo:research topic=tides ambiguous=true stage_seconds=0.2")
-    (opened,) = [m for m in nb.task_widgets()[-1:] if nb.iopub.index(m) >= mark]
+    (opened,) = [m for m in task_widgets(nb)[-1:] if nb.iopub.index(m) >= mark]
     assert opened["parent_header"]["msg_id"] == cell  # the widget shown by the cell
     comm_id = opened["content"]["comm_id"]
-    form = nb.form(comm_id, since=mark)
+    form = form_in(nb, comm_id, since=mark)
     assert "tides" in form["message"] and form["mode"] == "form"
     assert [(f["name"], f["kind"], f["required"]) for f in form["fields"]] == [
         ("interpretation", "choice", True), ("depth", "number", False)]
@@ -126,7 +72,7 @@ def test_the_form_is_answered_over_the_comm(nb: Notebook) -> None:
     # then the browser sends a valid one
     nb.send_custom(comm_id, {"type": "answer", "id": form["id"], "action": "accept",
                              "content": {"interpretation": "tides (economics)", "depth": 3}})
-    closed = nb.form(comm_id, "answered", since=mark)
+    closed = form_in(nb, comm_id, "answered", since=mark)
     assert closed["id"] == form["id"] and closed["note"] == 'answered: interpretation="tides (economics)", depth=3'
     done = nb.run("r = await h\nprint(h.result().text)")
     text = nb.stdout(done)
@@ -137,10 +83,10 @@ def test_the_form_is_answered_over_the_comm(nb: Notebook) -> None:
 def test_cancelling_the_task_closes_the_form_in_the_kernel(nb: Notebook) -> None:
     mark = len(nb.iopub)
     nb.run("h2 = %mcp_task demo:research topic=waves ambiguous=true stage_seconds=0.2")
-    comm_id = nb.task_widgets()[-1]["content"]["comm_id"]
-    form = nb.form(comm_id, since=mark)
+    comm_id = task_widgets(nb)[-1]["content"]["comm_id"]
+    form = form_in(nb, comm_id, since=mark)
     nb.run("await h2.cancel()")
-    closed = nb.form(comm_id, "withdrawn", since=mark)
+    closed = form_in(nb, comm_id, "withdrawn", since=mark)
     assert closed["id"] == form["id"]
     assert closed["note"] == "the task was cancelled before this question was answered"
     mark = len(nb.iopub)
@@ -162,7 +108,7 @@ def test_a_task_started_from_plain_code_gets_a_widget_in_the_latest_cell(nb: Not
     assert display["parent_header"]["msg_id"] == latest
     assert display["content"]["data"]["text/plain"].startswith("<TaskHandle research on demo")
     model_id = display["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
-    form = nb.form(model_id, since=mark)
+    form = form_in(nb, model_id, since=mark)
     nb.send_custom(model_id, {"type": "answer", "id": form["id"], "action": "accept",
                               "content": {"interpretation": "tides (history)"}})
     done = nb.run("r3 = await h3\nprint(r3.structured['interpretation'], r3.structured['depth'])")

@@ -1,0 +1,199 @@
+"""The kernel end of the JupyterLab extension's tasks channel: comm target ``mcp_tasks_jupyter.tasks``.
+
+Either side opens the channel. The kernel opens it when the library loads (a front-end that runs
+the extension has registered the target); the front-end opens it when it starts following a kernel
+that already runs the library (page reload, notebook opened later), and the kernel answers with a
+snapshot. Messages, kernel to front-end::
+
+    {"type": "snapshot", "tasks": [TASK, ...]}                 every task of this kernel
+    {"type": "update", "tasks": [TASK, ...], "removed": []}    tasks that changed, coalesced
+    {"type": "cancel_result", "key": K, "ok": bool, "error": str | None}
+
+front-end to kernel: ``{"type": "hello"}`` (send a snapshot), ``{"type": "cancel", "key": K}``.
+TASK is :func:`task_entry`. Updates are coalesced to at most one message per
+:data:`UPDATE_INTERVAL_S` for all tasks together, whatever the servers send.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import render
+from ..errors import MCPError
+from ..tasks import TaskHandle
+from .widgets.coalesce import Coalescer
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+TARGET = "mcp_tasks_jupyter.tasks"
+#: At most one update message per this many seconds (all tasks of the kernel together).
+UPDATE_INTERVAL_S = 0.25
+
+
+def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, Any]:
+    """What the front-end is told about one task (plain JSON values only)."""
+    progress = handle.progress
+    message = handle.status_message
+    if message is None and handle.done():
+        message = render.failure_message(handle)
+    return {
+        "key": key,
+        "task_id": handle.task_id,
+        "tool": handle.tool,
+        "server": handle.server,
+        "status": handle.status,
+        "message": message,
+        "started": handle.started,
+        "finished": handle.finished,
+        "progress": progress.progress if progress is not None else None,
+        "total": progress.total if progress is not None else None,
+        "cell_id": cell_id,
+        "needs_input": bool(handle.pending_input) or handle.status == "input_required",
+        "cached": bool(handle.cached),
+    }
+
+
+class TasksChannel:
+    """Keeps every open front-end comm told about the runtime's tasks, and cancels on request.
+
+    ``cell_of`` names the notebook cell running now (JupyterLab's ``cellId``), read when a task is
+    first tracked so the sidebar can jump to the cell that started it.
+    """
+
+    def __init__(self, runtime: "Runtime", cell_of: Callable[[], str | None] = lambda: None) -> None:
+        self.runtime = runtime
+        self._cell_of = cell_of
+        self._comms: list[Any] = []
+        self._keys: dict[int, str] = {}
+        self._cells: dict[str, str | None] = {}
+        self._handles: dict[str, TaskHandle] = {}
+        self._dirty: dict[str, TaskHandle] = {}
+        self._coalescer = Coalescer(self._flush, UPDATE_INTERVAL_S)
+        #: Messages sent, by type (tests and benchmarks read it).
+        self.sent: dict[str, int] = {}
+        runtime.on_track.append(self.track)
+        for handle in runtime.handles:
+            self.track(handle)
+
+    # -- the runtime's side ----------------------------------------------------------------------
+
+    def track(self, handle: TaskHandle) -> None:
+        """A handle the runtime started tracking: tell the front-ends now and on every change."""
+        if id(handle) in self._keys:
+            return
+        key = f"t{len(self._keys) + 1}"
+        self._keys[id(handle)] = key
+        self._handles[key] = handle
+        self._cells[key] = self._cell_of()
+        handle.on_change(lambda h, key=key: self._changed(key, h))
+        self._changed(key, handle)
+
+    def _changed(self, key: str, handle: TaskHandle) -> None:
+        self._dirty[key] = handle
+        if self._comms:
+            self._coalescer.request()
+
+    def _flush(self) -> None:
+        if not self._comms or not self._dirty:
+            return
+        tasks = [task_entry(key, handle, self._cells[key]) for key, handle in self._dirty.items()]
+        self._dirty.clear()
+        self._send({"type": "update", "tasks": tasks, "removed": []})
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every task of this kernel, oldest first."""
+        return {"type": "snapshot",
+                "tasks": [task_entry(key, handle, self._cells[key]) for key, handle in self._handles.items()]}
+
+    # -- the front-end's side --------------------------------------------------------------------
+
+    def open(self, comm: Any) -> None:
+        """Adopt an open comm (opened by either side): it gets every later update."""
+        comm.on_msg(lambda msg, comm=comm: self._received(comm, msg))
+        comm.on_close(lambda _msg, comm=comm: self._closed(comm))
+        self._comms.append(comm)
+
+    def opened_by_frontend(self, comm: Any, _open_msg: dict[str, Any]) -> None:
+        """The comm target's handler: the front-end asked to follow this kernel."""
+        self.open(comm)
+        self._dirty.clear()  # the snapshot carries everything
+        self._send_to(comm, self.snapshot())
+
+    def _closed(self, comm: Any) -> None:
+        if comm in self._comms:
+            self._comms.remove(comm)
+
+    def _received(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = (msg.get("content") or {}).get("data")
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "hello":
+            self._send_to(comm, self.snapshot())
+        elif kind == "cancel" and isinstance(data.get("key"), str):
+            self._cancel(comm, data["key"])
+        else:
+            log.debug("ignored a message on %s: %r", TARGET, data)
+
+    def _cancel(self, comm: Any, key: str) -> None:
+        handle = self._handles.get(key)
+        if handle is None:
+            self._send_to(comm, {"type": "cancel_result", "key": key, "ok": False,
+                                 "error": "this kernel does not know that task"})
+            return
+
+        async def cancel() -> None:
+            try:
+                await handle.cancel()
+            except Exception as exc:  # said in the sidebar's row; the task view shows the rest
+                self._send_to(comm, {"type": "cancel_result", "key": key, "ok": False,
+                                     "error": exc.detail if isinstance(exc, MCPError) else str(exc)})
+                return
+            self._send_to(comm, {"type": "cancel_result", "key": key, "ok": True, "error": None})
+
+        self.runtime.spawn(cancel(), name=f"mcp-cancel {handle.server}:{handle.tool}")
+
+    def _send(self, data: dict[str, Any]) -> None:
+        for comm in list(self._comms):
+            self._send_to(comm, data)
+
+    def _send_to(self, comm: Any, data: dict[str, Any]) -> None:
+        try:
+            comm.send(data)
+        except Exception as exc:  # a closed or broken comm: forget it
+            log.debug("sending on %s failed: %s", TARGET, exc)
+            self._closed(comm)
+            return
+        self.sent[data["type"]] = self.sent.get(data["type"], 0) + 1
+
+
+def install(shell: Any, runtime: "Runtime") -> TasksChannel | None:
+    """Serve the tasks channel in ``shell``'s kernel (None outside a kernel, e.g. plain IPython)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    existing = getattr(runtime, "tasks_channel", None)
+    if existing is not None:
+        return existing
+    from comm import create_comm, get_comm_manager
+
+    channel = TasksChannel(runtime, lambda: _cell_id(kernel))
+    get_comm_manager().register_target(TARGET, channel.opened_by_frontend)
+    channel.open(create_comm(target_name=TARGET, data=channel.snapshot()))
+    runtime.tasks_channel = channel
+    return channel
+
+
+def _cell_id(kernel: Any) -> str | None:
+    """JupyterLab's id of the cell being run (its execute_request metadata), if any."""
+    try:
+        parent = kernel.get_parent()
+    except Exception:
+        return None
+    cell_id = ((parent or {}).get("metadata") or {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) else None
+
+
+__all__ = ["TARGET", "TasksChannel", "install", "task_entry", "UPDATE_INTERVAL_S"]
