@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers demo walkthrough lab test bench clean
+.PHONY: setup peers browser demo walkthrough lab test bench bench-tiny clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,6 +19,13 @@ peers:
 	test -x $(PEERS)/fastmcp-venv/bin/python || $(PY) -m venv $(PEERS)/fastmcp-venv
 	$(PEERS)/fastmcp-venv/bin/pip install -q -r $(PEERS)/fastmcp-requirements.txt
 
+# Debian's chromium for the browser tests (Playwright never downloads a browser here).
+browser:
+	@test -x /usr/bin/chromium || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
 demo: setup
 	$(BIN)/python notebooks/run.py
 
@@ -26,14 +33,17 @@ walkthrough: setup
 	$(BIN)/python -m mcp_tasks_jupyter.demo.walkthrough
 
 lab: setup
-	$(BIN)/pip install -q jupyterlab
+	$(BIN)/pip install -q -e '.[lab]'
 	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
 
-test: setup peers
+test: setup peers browser
 	$(BIN)/python -m pytest
 
-bench: setup
-	$(BIN)/python benchmarks/poll_cost.py
+bench: setup peers
+	$(BIN)/python benchmarks/run.py
+
+bench-tiny: setup peers
+	$(BIN)/python benchmarks/run.py --tiny
 
 clean:
 	rm -rf $(VENV) $(PEERS)/node_modules $(PEERS)/fastmcp-venv

@@ -1,0 +1,144 @@
+/**
+ * mcp-tasks-jupyter: the MCP tasks of notebook kernels in JupyterLab and Notebook 7.
+ *
+ * One plugin per feature; `activate` only wires tokens together:
+ * - registry: follows every notebook's (and console's) kernel over the comm;
+ * - sidebar: the "MCP tasks" panel and the command that shows it;
+ * - status bar: running and waiting counts;
+ * - notifications: tasks that end or need input while their cell is out of sight.
+ */
+
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { IConsoleTracker } from '@jupyterlab/console';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IStatusBar } from '@jupyterlab/statusbar';
+
+import { CellLocator } from './cells';
+import { tasksIcon } from './icon';
+import { TaskNotifier } from './notify';
+import { ITaskRegistry, TaskRegistry } from './registry';
+import { SIDEBAR_ID, TasksSidebar } from './sidebar';
+import { TasksStatus } from './statusbar';
+
+export { ITaskRegistry } from './registry';
+
+const OPEN_SIDEBAR = 'mcp-tasks-jupyter:open-sidebar';
+
+const registryPlugin: JupyterFrontEndPlugin<ITaskRegistry> = {
+  id: 'mcp-tasks-jupyter:registry',
+  description:
+    'Follows the MCP tasks of every notebook kernel over the mcp_tasks_jupyter comm.',
+  autoStart: true,
+  provides: ITaskRegistry,
+  optional: [INotebookTracker, IConsoleTracker],
+  activate: (
+    _app: JupyterFrontEnd,
+    notebooks: INotebookTracker | null,
+    consoles: IConsoleTracker | null
+  ): ITaskRegistry => {
+    const registry = new TaskRegistry();
+    // Only the first connection to a kernel carries its comms, and that may be a
+    // console's (a console opened before the notebook on the same kernel).
+    for (const tracker of [notebooks, consoles]) {
+      if (tracker) {
+        tracker.forEach(widget =>
+          registry.followSession(widget.sessionContext)
+        );
+        tracker.widgetAdded.connect((_, widget) =>
+          registry.followSession(widget.sessionContext)
+        );
+      }
+    }
+    return registry;
+  }
+};
+
+const sidebarPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'mcp-tasks-jupyter:sidebar',
+  description: 'The "MCP tasks" side panel for the current notebook\'s kernel.',
+  autoStart: true,
+  requires: [ITaskRegistry],
+  optional: [INotebookTracker, ICommandPalette, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    registry: ITaskRegistry,
+    notebooks: INotebookTracker | null,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ): void => {
+    if (!notebooks) {
+      return;
+    }
+    const locator = new CellLocator(app.shell, notebooks);
+    const sidebar = new TasksSidebar({ registry, tracker: notebooks, locator });
+    app.shell.add(sidebar, 'right', { rank: 650 });
+    restorer?.add(sidebar, SIDEBAR_ID);
+    app.commands.addCommand(OPEN_SIDEBAR, {
+      label: 'Show MCP tasks',
+      caption: "Show the MCP tasks of the current notebook's kernel",
+      icon: tasksIcon,
+      execute: () => app.shell.activateById(SIDEBAR_ID)
+    });
+    palette?.addItem({ command: OPEN_SIDEBAR, category: 'MCP tasks' });
+  }
+};
+
+const statusBarPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'mcp-tasks-jupyter:status-bar',
+  description:
+    'Running and waiting MCP tasks of all kernels in the status bar.',
+  autoStart: true,
+  requires: [ITaskRegistry],
+  optional: [IStatusBar],
+  activate: (
+    app: JupyterFrontEnd,
+    registry: ITaskRegistry,
+    statusBar: IStatusBar | null
+  ): void => {
+    if (!statusBar) {
+      return;
+    }
+    const item = new TasksStatus(registry, () => {
+      if (app.commands.hasCommand(OPEN_SIDEBAR)) {
+        void app.commands.execute(OPEN_SIDEBAR);
+      }
+    });
+    statusBar.registerStatusItem('mcp-tasks-jupyter:status', {
+      item,
+      align: 'left',
+      rank: 5,
+      isActive: () => item.active,
+      activeStateChanged: item.activeChanged
+    });
+  }
+};
+
+const notificationsPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'mcp-tasks-jupyter:notifications',
+  description:
+    'Notifies when an MCP task ends or needs input while its cell is out of sight.',
+  autoStart: true,
+  requires: [ITaskRegistry],
+  optional: [INotebookTracker],
+  activate: (
+    app: JupyterFrontEnd,
+    registry: ITaskRegistry,
+    notebooks: INotebookTracker | null
+  ): void => {
+    if (notebooks) {
+      new TaskNotifier(registry, new CellLocator(app.shell, notebooks));
+    }
+  }
+};
+
+export default [
+  registryPlugin,
+  sidebarPlugin,
+  statusBarPlugin,
+  notificationsPlugin
+];

@@ -1,0 +1,104 @@
+"""JupyterLab on loopback and Debian's chromium, for the browser tests: started per test module,
+in directories of their own (config, settings, workspaces, runtime, task index), always stopped.
+
+Chromium must be Debian's (``apt-get install -y chromium``, which ``.ci/run`` does): Playwright's
+own browser download is never used. A missing browser is an error, not a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.paths import PYTHON
+from tests.support.processes import PeerProcess, free_port, python_env, spawn
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+START_TIMEOUT = 90.0  # seconds: a bound on JupyterLab's start on a loaded 2-core machine
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab server."""
+
+    url: str
+    token: str
+    root: Path
+    process: PeerProcess
+
+    def page_url(self, path: str) -> str:
+        return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
+
+
+def lab_env(home: Path) -> dict[str, str]:
+    """Directories of the test's own: nothing read from or written to the user's Jupyter set-up."""
+    env = python_env()
+    dirs = {"JUPYTER_CONFIG_DIR": "config", "JUPYTERLAB_SETTINGS_DIR": "settings",
+            "JUPYTERLAB_WORKSPACES_DIR": "workspaces", "JUPYTER_RUNTIME_DIR": "runtime",
+            "IPYTHONDIR": "ipython"}
+    for name, sub in dirs.items():
+        (home / sub).mkdir(parents=True, exist_ok=True)
+        env[name] = str(home / sub)
+    env["MTJ_INDEX"] = str(home / "tasks.sqlite3")
+    env.pop("MTJ_CONFIG", None)
+    # No news or update pop-ups over the page.
+    notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True, exist_ok=True)
+    notification.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    return env
+
+
+@contextmanager
+def running_lab(root: Path, home: Path) -> Iterator[Lab]:
+    """JupyterLab serving ``root`` on 127.0.0.1 until the block ends (then shut down, then killed)."""
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(f"the browser tests need Debian's chromium at {CHROMIUM} "
+                           "(apt-get install -y chromium; .ci/run installs it)")
+    port, token = free_port(), secrets.token_hex(16)
+    argv = [str(PYTHON), "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            f"--ServerApp.token={token}", "--allow-root", f"--ServerApp.root_dir={root}",
+            "--ServerApp.port_retries=0", "--LabApp.news_url=", "--ServerApp.open_browser=False"]
+    with spawn(argv, env=lab_env(home), cwd=root, grace=10.0) as process:
+        lab = Lab(f"http://127.0.0.1:{port}", token, root, process)
+        _wait_ready(lab)
+        try:
+            yield lab
+        finally:
+            _shutdown(lab)
+
+
+def _wait_ready(lab: Lab) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if lab.process.popen.poll() is not None:
+            raise lab.process.fail(f"JupyterLab exited with code {lab.process.popen.returncode}")
+        try:
+            with urllib.request.urlopen(f"{lab.url}/api/status?token={lab.token}", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise lab.process.fail(f"JupyterLab did not answer within {START_TIMEOUT:g} s")
+        time.sleep(0.2)
+
+
+def _shutdown(lab: Lab) -> None:
+    request = urllib.request.Request(f"{lab.url}/api/shutdown?token={lab.token}", method="POST")
+    try:
+        urllib.request.urlopen(request, timeout=5).close()
+        lab.process.popen.wait(timeout=15)
+    except Exception:  # spawn() kills the process group when this did not stop it
+        pass
+
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "Lab", "running_lab"]
