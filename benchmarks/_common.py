@@ -32,6 +32,7 @@ class Row:
     unit: str
     target: str = ""  # e.g. "<= 20 KB" or "ratio <= 0.5"; empty: no target
     met: bool | None = None  # None: no target
+    note: str = ""  # context printed under the table (e.g. CPU load while measuring)
 
     @property
     def ratio(self) -> float:
@@ -88,6 +89,10 @@ def table(rows: list[Row]) -> str:
         lines.append(" | ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(c, widths))).rstrip())
         if n == 0:
             lines.append("-+-".join("-" * w for w in widths))
+    notes = [r.note for r in rows if r.note]
+    if notes:
+        lines.append("")
+        lines.extend(f"* {note}" for note in notes)
     return "\n".join(lines)
 
 
