@@ -134,14 +134,18 @@ def test_quickstart_widget_sidebar_cancel_and_notification(page: Page) -> None:
     shot(page, "06-cancelled-from-the-sidebar")
 
     # 5. a task that completes while its notebook is out of sight raises a notification
-    add_cell_and_run(page, "later = %mcp_task demo:slow_compute seconds=4 label=later")
-    expect(sidebar_row(page, "slow_compute").first.locator(".mtj-task-status")).to_have_text("working")
+    # (its label is markup, which a server may send: shown as text, never as HTML)
+    add_cell_and_run(page, 'later = %mcp_task demo:slow_compute seconds=4 label="<b>later</b>"')
+    later_row = sidebar_row(page, "slow_compute").first
+    expect(later_row.locator(".mtj-task-status")).to_have_text("working")
     page.get_by_role("main").get_by_role("button", name="New Launcher").click()  # hides the notebook
     expect(page.locator(".jp-Launcher:visible")).to_be_visible()
     toast = page.locator(".Toastify__toast", has_text="MCP task").filter(has_text="slow_compute")
     expect(toast).to_contain_text("completed")
     page.wait_for_timeout(1000)  # for the picture only: the toast slides in
     shot(page, "07-completion-notification")
+    expect(later_row.locator(".mtj-task-message")).to_contain_text("<b>later</b>: done")
+    assert later_row.locator("b").count() == 0 and toast.locator("b").count() == 0
     toast.get_by_role("button", name="Show").click()
     expect(page.locator(".jp-NotebookPanel:visible")).to_be_visible()
     shot(page, "08-back-at-the-cell")
