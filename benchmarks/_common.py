@@ -13,14 +13,17 @@ import json
 import math
 import os
 import re
+import select
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MCP1_SERVER = ROOT / "tests" / "interop" / "mcp1_task_server.py"
+#: The tests' mcp 1.x task server, served over HTTP as the SDK serves it (see mcp1_http.py).
+MCP1_SERVER = Path(__file__).resolve().parent / "mcp1_http.py"
 
 
 @dataclass
@@ -40,23 +43,31 @@ class Row:
 
 
 @contextlib.contextmanager
-def server(argv: list[str]) -> Iterator[str]:
-    """Run an HTTP MCP server whose first stdout line names its URL; yield the URL."""
+def server(argv: list[str], start_timeout: float = 30.0) -> Iterator[str]:
+    """Run an HTTP MCP server whose first stdout line names its URL; yield the URL; always stop it.
+
+    Its stderr goes to a temporary file (shutdown chatter stays out of the table) and is shown if
+    it does not start.
+    """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"(http://\S+)", line)
-        if match is None:
-            raise RuntimeError(f"server {argv} did not announce a URL: {line!r}")
-        yield match.group(1)
-    finally:
-        proc.terminate()
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=ROOT, env=env)
         try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            ready, _, _ = select.select([proc.stdout], [], [], start_timeout)
+            line = proc.stdout.readline() if ready else ""
+            match = re.search(r"(http://\S+)", line)
+            if match is None:
+                errors.seek(0)
+                raise RuntimeError(f"server {argv} did not announce a URL within {start_timeout} s: {line!r}\n"
+                                   + errors.read().decode(errors="replace")[-2000:])
+            yield match.group(1)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def demo_server(*extra: str) -> contextlib.AbstractContextManager[str]:
@@ -64,7 +75,7 @@ def demo_server(*extra: str) -> contextlib.AbstractContextManager[str]:
 
 
 def mcp1_server() -> contextlib.AbstractContextManager[str]:
-    return server([sys.executable, str(MCP1_SERVER), "--http", "--port", "0"])
+    return server([sys.executable, str(MCP1_SERVER)])
 
 
 def fmt(value: float) -> str:

@@ -1,4 +1,4 @@
-"""Memory per tracked TaskHandle, with N handles on one real connection to the demo server.
+"""Memory per tracked TaskHandle, with N handles (default 10,000) on one real connection to the demo server.
 
     python benchmarks/memory_per_handle.py [--handles N] [--tiny] [--json]
 
@@ -120,7 +120,7 @@ async def _rows(url: str, n: int) -> list[Row]:
 
 if __name__ == "__main__":
     p = parser(__doc__)
-    p.add_argument("--handles", type=int, default=None, help="N (default 2000; 200 with --tiny)")
+    p.add_argument("--handles", type=int, default=None, help="N (default 10000; 500 with --tiny)")
     args = p.parse_args()
-    n = args.handles or (200 if args.tiny else 2000)
+    n = args.handles or (500 if args.tiny else 10_000)
     emit(asyncio.run(rows(n)), args.json)

@@ -1,16 +1,20 @@
 """Run every benchmark and print one table: each figure beside its anchor from the same run, and the ratio.
 
-    python benchmarks/run.py            # moderate sizes (about two minutes)
-    python benchmarks/run.py --tiny     # CI size (well under a minute of measuring)
+    python benchmarks/run.py            # full sizes (about 4 minutes on 2 cores)
+    python benchmarks/run.py --tiny     # CI size (under 2 minutes): proves every script still runs
 
-Each script runs in its own process (so tracemalloc and loaded modules do not leak between them);
-see each script's docstring, and benchmarks/README.md, for what its figures mean.
+Each script runs in its own process group (so tracemalloc and loaded modules do not leak between
+them, and whatever it started goes when it ends), with a time limit. The exit status is 1 when a
+script fails or overruns, never because a target is missed. See each script's docstring, and
+benchmarks/README.md, for what its figures mean.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,23 +24,50 @@ sys.path.insert(0, str(HERE))
 
 from _common import Row, table
 
-SCRIPTS = ["memory_per_handle.py", "server_throughput.py", "poll_vs_mcp1.py"]
+#: Script → time limit in seconds (full size; --tiny runs are far shorter).
+SCRIPTS = {
+    "poll_cost.py": 600,
+    "server_throughput.py": 300,
+    "memory_per_handle.py": 300,
+    "widget_messages.py": 300,
+    "completion_latency.py": 300,
+    "kernel_latency.py": 1200,
+}
+
+
+def run_script(script: str, tiny: bool) -> list[Row] | None:
+    """The rows one script prints with ``--json``; None if it failed or ran out of time."""
+    argv = [sys.executable, str(HERE / script), "--json"] + (["--tiny"] if tiny else [])
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=SCRIPTS[script])
+    except subprocess.TimeoutExpired:
+        print(f"TIMED OUT: {script} after {SCRIPTS[script]} s", file=sys.stderr)
+        return None
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # anything the script left behind
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    if proc.returncode:
+        return None
+    return [Row(**json.loads(line)) for line in out.splitlines() if line.startswith("{")]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true", help="CI-size runs")
-    p.add_argument("--only", action="append", choices=SCRIPTS, help="run only this script (repeatable)")
+    p.add_argument("--only", action="append", choices=list(SCRIPTS), help="run only this script (repeatable)")
     args = p.parse_args()
     rows: list[Row] = []
     failed = []
     for script in args.only or SCRIPTS:
-        argv = [sys.executable, str(HERE / script), "--json"] + (["--tiny"] if args.tiny else [])
-        done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=False)
-        if done.returncode:
+        got = run_script(script, args.tiny)
+        if got is None:
             failed.append(script)
-            continue
-        rows += [Row(**json.loads(line)) for line in done.stdout.splitlines() if line.startswith("{")]
+        else:
+            rows += got
     print(table(rows))
     for script in failed:
         print(f"FAILED: {script}", file=sys.stderr)

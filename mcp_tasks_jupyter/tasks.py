@@ -231,13 +231,16 @@ class TaskHandle:
             self._finish(error=exc)
 
     async def _poll(self, dialect: "TaskDialect", poll_now: bool = False) -> None:
-        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval.
+        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval,
+        counted from the start of one poll to the start of the next (so a poll's own round trip
+        does not stretch the interval, and the end is seen at most one interval late).
 
         Connection trouble and timeouts are retried with backoff; after MAX_POLL_FAILURES in a row,
         or when the connection is gone for good, the handle ends with TaskLost.
         """
         failures = 0
         loop = asyncio.get_running_loop()
+        last_poll = loop.time()  # the poller starts with the task: its first poll is one interval on
         try:
             while not self._future.done():
                 try:
@@ -249,14 +252,15 @@ class TaskHandle:
                     if self.status == INPUT_REQUIRED:
                         await dialect.serve_input(self)
                     if not poll_now:
-                        pause = (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000
+                        deadline = last_poll + (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000
                         if failures:
-                            pause = max(pause, min(MAX_BACKOFF_S, 2.0 ** failures))
-                        await self._sleep_until(loop.time() + pause)
+                            deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0 ** failures))
+                        await self._sleep_until(deadline)
                         if self.status in TERMINAL:
                             continue
                     poll_now = False
                     assert self.task_id is not None
+                    last_poll = loop.time()
                     self._apply(await dialect.get(self.task_id))
                     failures = 0
                 except (ConnectionFailed, RequestTimeout) as exc:

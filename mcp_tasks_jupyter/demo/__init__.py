@@ -58,7 +58,7 @@ With ``--conformance``, ext clients also see the official conformance suite's fi
 Flags: ``--http``, ``--host`` (127.0.0.1), ``--port`` (0 = a free port), ``--poll-interval MS``
 (500, at least 100), ``--default-ttl MS`` (600000), ``--max-ttl MS`` (3600000),
 ``--tools-page-size N`` (100), ``--tasks-page-size N`` (50), ``--faults``, ``--dialect``
-(auto), ``--conformance``, ``--log-level`` (warning).
+(auto), ``--conformance``, ``--no-status-notifications``, ``--log-level`` (warning).
 
 Behaviour and limits:
 
@@ -78,7 +78,8 @@ Behaviour and limits:
   ``tasks/list`` (2025-11-25, sep1686) shows every task of its dialect (ext has no list). The
   HTTP transport binds to 127.0.0.1 by default and rejects non-loopback ``Origin`` headers.
 * ``tasks/list`` is in creation order, oldest first, with opaque cursors.
-* 2025-11-25: every status or status message change sends ``notifications/tasks/status``; a
+* 2025-11-25: every status or status message change sends ``notifications/tasks/status`` (none
+  with ``--no-status-notifications``: clients then learn of changes by polling only); a
   call with ``_meta.progressToken`` gets ``notifications/progress``; the slow tools log each
   stage as ``notifications/message`` (logger "demo", level info). sep1686 sends the same
   progress and log messages (with its own related-task key) but no status notifications; ext

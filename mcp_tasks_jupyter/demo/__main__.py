@@ -99,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also offer ext clients the conformance suite's fixture tools (failing_job then requires a task)",
     )
     parser.add_argument(
+        "--no-status-notifications",
+        dest="status_notifications",
+        action="store_false",
+        help="send no notifications/tasks/status (2025-11-25): clients see changes only by polling",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
@@ -123,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             faults=args.faults,
             dialect=args.dialect,
             conformance=args.conformance,
+            status_notifications=args.status_notifications,
         )
     except ValueError as exc:
         parser.error(str(exc))

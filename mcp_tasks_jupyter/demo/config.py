@@ -19,7 +19,8 @@ class DemoConfig:
 
     ``dialect`` "auto" serves each client in the dialect it speaks; any other value serves that
     one dialect only. ``conformance`` adds the official conformance suite's fixture tools to
-    what ext clients see (see :mod:`.fixtures`).
+    what ext clients see (see :mod:`.fixtures`). ``status_notifications`` False: no
+    ``notifications/tasks/status`` (2025-11-25), so clients learn of changes only by polling.
     """
 
     MIN_TTL_MS: ClassVar[int] = 1000
@@ -33,6 +34,7 @@ class DemoConfig:
     faults: bool = False
     dialect: str = "auto"
     conformance: bool = False
+    status_notifications: bool = True
 
     def __post_init__(self) -> None:
         if self.poll_interval_ms < self.MIN_POLL_INTERVAL_MS:

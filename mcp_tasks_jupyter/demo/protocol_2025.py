@@ -476,7 +476,8 @@ class Session2025:
             status_message=f"{tool.name} started",
             dialect=self.dialect,
         )
-        task.listeners.append(self._task_changed)
+        if self.config.status_notifications:
+            task.listeners.append(self._task_changed)
         self.store.start(task, self._run_task(tool, arguments, _CallContext(self, task, progress_token), task))
         return {
             "task": task_to_wire(task),

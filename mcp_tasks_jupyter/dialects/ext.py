@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 #: Attempts to deliver one answer (``tasks/update``) through connection trouble.
 UPDATE_ATTEMPTS = 4
+#: Tasks followed through their own ``subscriptions/listen`` at once; the others are polled only.
+#: Each listen holds an HTTP connection (a stream) for the task's life, and a client's pool is
+#: finite: hundreds of them would leave no connection for the polls themselves.
+MAX_LISTENERS = 16
 #: Errors that mean a server offers no ``subscriptions/listen`` for tasks.
 _NO_LISTEN = frozenset({jsonrpc.METHOD_NOT_FOUND, jsonrpc.INVALID_PARAMS, jsonrpc.INVALID_REQUEST,
                         modern.MISSING_REQUIRED_CLIENT_CAPABILITY})
@@ -63,6 +67,8 @@ class ExtDialect(TaskDialect):
         self._tasks: dict[str, _Task] = {}
         #: None until tried; False once the server refused ``subscriptions/listen``.
         self.listen_supported: bool | None = None
+        #: The ``subscriptions/listen`` requests open now (at most MAX_LISTENERS).
+        self.listeners = 0
 
     def install(self) -> None:
         self.session.declare_extension(wire.EXTENSION)
@@ -230,10 +236,16 @@ class ExtDialect(TaskDialect):
     # -- push notifications --------------------------------------------------------------------
 
     def _listen(self, task_id: str, record: _Task) -> None:
-        if self.listen_supported is False or self.session.closed_error is not None:
+        if self.listen_supported is False or self.session.closed_error is not None \
+                or self.listeners >= MAX_LISTENERS:
             return
+        self.listeners += 1
         record.listener = asyncio.ensure_future(self._listen_to(task_id))
-        record.listener.add_done_callback(_consume)
+        record.listener.add_done_callback(self._listener_done)
+
+    def _listener_done(self, listener: asyncio.Future[Any]) -> None:
+        self.listeners -= 1
+        _consume(listener)
 
     async def _listen_to(self, task_id: str) -> None:
         """Hold a ``subscriptions/listen`` open for one task until it ends (or the server refuses)."""

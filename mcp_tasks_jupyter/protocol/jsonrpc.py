@@ -116,9 +116,13 @@ def decode(data: bytes | str) -> list[Message]:
     return [parse_message(obj)]
 
 
+#: One encoder for every message (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def encode(obj: dict[str, Any]) -> bytes:
     """Serialise one outgoing message compactly."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(obj).encode()
 
 
 def request(msg_id: RequestId, method: str, params: dict[str, Any] | None) -> dict[str, Any]:

@@ -29,6 +29,15 @@ MAX_RESUME_ATTEMPTS = 5
 MAX_LISTEN_BACKOFF_S = 30.0
 LISTEN_OPEN_WAIT_S = 5.0
 SSE = "text/event-stream"
+#: Ordinary exchanges in flight at once (a POST until its answer's headers, and a JSON answer's
+#: body). httpcore's pool does work in proportion to connections² on every request, so hundreds of
+#: polls let loose each open a connection and make every request dearer, until the client cannot
+#: keep up; queued here instead, they wait at no cost. Streams (SSE) hold no slot once open.
+MAX_EXCHANGES = 8
+#: An exchange still waiting after this long (a server that holds back a blocking answer) gives
+#: its slot back, so that slow requests never starve the others.
+SLOT_HOLD_S = 2.0
+MAX_CONNECTIONS = 256
 
 
 def _ctype(response: httpx.Response) -> str:
@@ -60,6 +69,7 @@ class StreamableHTTPTransport(Transport):
         self.listening = False
         self.stateless = False
         self._closed = False
+        self._slots = asyncio.Semaphore(MAX_EXCHANGES)
         self._rebuild_headers()
 
     # -- headers -------------------------------------------------------------------------------
@@ -105,7 +115,10 @@ class StreamableHTTPTransport(Transport):
         self._events = events
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, connect=self._connect_timeout, read=None),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=32),
+            # Keep-alive as many as may be open: httpcore closes every idle connection once the pool
+            # holds more than max_keepalive_connections in all (busy ones counted), so a lower
+            # figure means a new TCP connection per request while many streams are open.
+            limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
             follow_redirects=False)
 
     async def close(self) -> None:
@@ -157,6 +170,14 @@ class StreamableHTTPTransport(Transport):
         request = client.build_request("POST", self.url, content=jsonrpc.encode(message),
                                        headers={**self._post_headers, **headers} if headers
                                        else self._post_headers)
+        slot = await _Slot.take(self._slots)
+        try:
+            await self._exchange(client, events, request, message, msg_id)
+        finally:
+            slot.release()
+
+    async def _exchange(self, client: httpx.AsyncClient, events: TransportEvents, request: httpx.Request,
+                        message: dict[str, Any], msg_id: RequestId | None) -> None:
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -338,3 +359,25 @@ class StreamableHTTPTransport(Transport):
         info["listening"] = self.listening
         info["stateless"] = self.stateless
         return info
+
+
+class _Slot:
+    """One of the transport's exchange slots: given back when the exchange ends, or after
+    SLOT_HOLD_S, whichever comes first (giving it back twice is harmless)."""
+
+    __slots__ = ("_slots", "_timer")
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots: asyncio.Semaphore | None = slots
+        self._timer = asyncio.get_running_loop().call_later(SLOT_HOLD_S, self.release)
+
+    @classmethod
+    async def take(cls, slots: asyncio.Semaphore) -> _Slot:
+        await slots.acquire()
+        return cls(slots)
+
+    def release(self) -> None:
+        if self._slots is not None:
+            self._slots.release()
+            self._slots = None
+            self._timer.cancel()

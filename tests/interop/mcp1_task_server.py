@@ -190,7 +190,7 @@ async def serve_http(port: int) -> None:
         elif scope["type"] == "http":
             await PlainTextResponse("not found", status_code=404)(scope, receive, send)
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # so asyncio sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
