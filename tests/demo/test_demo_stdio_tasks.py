@@ -262,3 +262,16 @@ async def test_cancel_while_waiting_for_input() -> None:
         await peer.respond(ask["id"], {"action": "accept", "content": {"interpretation": "Ada (history)"}})  # too late
         await asyncio.sleep(0.1)
         assert (await peer.result("tasks/get", {"taskId": task["taskId"]}))["status"] == "cancelled"
+
+
+async def test_no_status_notifications_leaves_polling_as_the_only_news() -> None:
+    async with StdioPeer.start("--poll-interval", "100", "--no-status-notifications") as peer:
+        await peer.initialize()
+        task = await peer.call_task("slow_compute", {"seconds": 0.3, "steps": 3}, ttl=60_000,
+                                    progress_token="tok")
+        response = await asyncio.wait_for(peer.request("tasks/result", {"taskId": task["taskId"]}), 10)
+        assert response["result"]["structuredContent"]["value"] == 14
+        done = await peer.result("tasks/get", {"taskId": task["taskId"]})
+        assert done["status"] == "completed" and done["statusMessage"] == "job: done in 3 steps, value=14"
+        assert peer.notes("notifications/tasks/status", task["taskId"]) == []
+        assert peer.notes("notifications/progress")  # progress still flows: only status pushes are off
