@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 from .client import Client, connect  # noqa: E402
 from .errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,  # noqa: E402
-                     ProtocolError, RequestTimeout, ServerExited, SessionExpired, TaskCancelled,
+                     ProtocolError, RequestTimeout, ServerExited, ServerUnreachable, SessionExpired,
+                     TaskCancelled,
                      TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound, ToolNotFound,
                      UsageError)
 from .protocol.tasks import TaskState  # noqa: E402
@@ -44,7 +45,7 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 __all__ = [
     "connect", "Client", "TaskHandle", "ToolResult", "Tool", "TaskState", "Progress",
-    "MCPError", "ConnectionFailed", "ServerExited", "HTTPStatusError", "SessionExpired",
+    "MCPError", "ConnectionFailed", "ServerExited", "ServerUnreachable", "HTTPStatusError", "SessionExpired",
     "ProtocolError", "InvalidMessage", "RequestTimeout", "UsageError", "ToolNotFound",
     "TaskError", "TaskFailed", "TaskCancelled", "TaskNotFound", "TaskExpired", "TaskLost",
 ]

@@ -17,12 +17,12 @@ from .errors import (ConnectionFailed, InvalidMessage, MCPError, RequestTimeout,
 from .handshake import PROBE_TIMEOUT_S, check_version, handshake
 from .index import Recorder, ServerIdentity, TaskIndex, default_index, notebook_path
 from .protocol import headers as wire_headers
-from .protocol import modern, tasks_2025, tasks_ext, tasks_sep1686
+from .protocol import jsonrpc, modern, tasks_2025, tasks_ext, tasks_sep1686
 from .protocol.tasks import TaskState, parse_task
 from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, Implementation,
                              ListToolsResult, Tool)
 from .results import ToolResult
-from .session import HandlerError, Session
+from .session import RECONNECT_FOR_S, HandlerError, Session
 from .tasks import MAX_POLL_FAILURES, TaskHandle, _as_task_failure
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 
@@ -36,6 +36,8 @@ DEFAULT_CALL_TIMEOUT_S = 600.0
 ACCEPT_WAIT_S = 2.0
 #: How long a question naming an unknown task waits for a creation in flight to reveal that task.
 CREATION_WAIT_S = 5.0
+#: Ended tasks remembered (id → final status), so that a late question naming one is refused.
+ENDED_TASKS_KEPT = 1000
 _token_counter = itertools.count(1)
 
 
@@ -62,6 +64,7 @@ class Client:
         #: Creation requests awaiting the server's answer, and questions waiting for their task.
         self._creating = 0
         self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
+        self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=500)
         self._tools: dict[str, Tool] | None = None
         self._closed = False
@@ -78,6 +81,7 @@ class Client:
         session.request_handlers["sampling/createMessage"] = self._on_sampling
         session.answer_inputs = self.answer_inputs
         session.on_lost.append(self._on_lost)
+        session.on_connection.append(self._on_connection)
         dialect.install()
 
     @property
@@ -95,7 +99,8 @@ class Client:
                 "version": self.server_info.version, "protocol": self.protocol_version,
                 "stateless": self.session.modern, "dialect": self.dialect.name,
                 "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
-                "open_tasks": len(self.tasks)}
+                "open_tasks": len(self.tasks), "reconnecting": self.session.reconnecting,
+                "sessions_started": self.session.generation + 1}
 
     @property
     def identity(self) -> ServerIdentity:
@@ -421,9 +426,13 @@ class Client:
     def _release(self, handle: TaskHandle) -> None:
         self.session.remove_progress_listener(handle.progress_token)
         for request_id in list(handle.pending_input):
-            self.session.withdraw_serving(request_id)  # a finished task's question is stale
+            # A finished task's question is stale: the server hears so instead of an answer.
+            self.session.refuse_serving(request_id, _ended_reason(handle.task_id, handle.status))
         if handle.task_id is not None:
             self.tasks.pop(handle.task_id, None)
+            self._ended[handle.task_id] = handle.status
+            if len(self._ended) > ENDED_TASKS_KEPT:
+                self._ended.popitem(last=False)
         self._calls.discard(handle)
 
     def _track(self, task_id: str, handle: TaskHandle) -> None:
@@ -438,18 +447,26 @@ class Client:
         the creations in flight, a few seconds at most."""
         handle = self._handle_for(params)
         task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
-        if handle is not None or not task_id or not self._creating:
+        if handle is not None or not task_id:
             return handle
-        arrival = self._arrivals.get(task_id)
-        if arrival is None:
-            arrival = self._arrivals[task_id] = asyncio.get_running_loop().create_future()
-        try:
-            return await asyncio.wait_for(asyncio.shield(arrival), CREATION_WAIT_S)
-        except asyncio.TimeoutError:
-            return None
-        finally:
-            if self._arrivals.get(task_id) is arrival and not arrival.done():
-                del self._arrivals[task_id]
+        if task_id in self._ended:
+            raise HandlerError(jsonrpc.INVALID_PARAMS, _ended_reason(task_id, self._ended[task_id]))
+        if self._creating:
+            arrival = self._arrivals.get(task_id)
+            if arrival is None:
+                arrival = self._arrivals[task_id] = asyncio.get_running_loop().create_future()
+            try:
+                return await asyncio.wait_for(asyncio.shield(arrival), CREATION_WAIT_S)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                if self._arrivals.get(task_id) is arrival and not arrival.done():
+                    del self._arrivals[task_id]
+        # The request names a task, and questions belong to their task: never ask anyone about one
+        # this client does not know (it is another client's, or long gone).
+        log.warning("%s: refused a question naming task %s, which this client does not know", self.name, task_id)
+        raise HandlerError(jsonrpc.INVALID_PARAMS, f"this client knows no task {task_id!r}; the question "
+                                                   f"is not answered")
 
     def _handle_for(self, params: dict[str, Any]) -> TaskHandle | None:
         task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
@@ -486,6 +503,11 @@ class Client:
             handle._log(params)
         else:
             self.logs.append(params)
+
+    def _on_connection(self) -> None:
+        # Reconnecting started or ended: every unfinished task's view says so.
+        for handle in list(self.tasks.values()):
+            handle._changed()
 
     def _on_lost(self, exc: MCPError) -> None:
         # Pollers notice on their next request; wake them so nobody waits a whole poll interval.
@@ -532,6 +554,8 @@ class Client:
         id, or the input request's key."""
         parsed = self.session.validate(ElicitRequestParams, params, "elicitation/create params",
                                        "elicitation/create")
+        if handle is not None and handle.done():
+            raise HandlerError(jsonrpc.INVALID_PARAMS, _ended_reason(handle.task_id, handle.status))
         params = _tagged(params, handle)
         if self.elicitation_handler is None and handle is not None and handle.answers is not None:
             content = elicitation.answer_from(parsed.requested_schema, handle.answers)
@@ -568,6 +592,8 @@ class Client:
     async def _answer_sampling(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
         self.session.validate(CreateMessageRequestParams, params, "sampling/createMessage params",
                               "sampling/createMessage")
+        if handle is not None and handle.done():
+            raise HandlerError(jsonrpc.INVALID_PARAMS, _ended_reason(handle.task_id, handle.status))
         params = _tagged(params, handle)
         if self.sampling_handler is None:
             self._answered(handle, "the server asked for a model (sampling)", "no handler", "decline")
@@ -624,12 +650,16 @@ async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | 
                       elicitation_handler: Handler | None = None,
                       sampling_handler: Handler | None = None, name: str | None = None,
                       timeout: float = 30.0, protocol_version: str | None = None,
-                      index: TaskIndex | str | os.PathLike[str] | None = None) -> Client:
+                      index: TaskIndex | str | os.PathLike[str] | None = None,
+                      reconnect_for: float = RECONNECT_FOR_S) -> Client:
     check_dialect(dialect)
     check_version(protocol_version)
     transport = _transport_for(target, headers, env)
+    if not reconnect_for >= 0:
+        raise UsageError(f"reconnect_for must be a number of seconds >= 0, not {reconnect_for!r}")
     session = Session(transport, name=name,
                       capabilities=_client_capabilities(sampling_handler is not None))
+    session.reconnect_for = float(reconnect_for)
     # A dialect that lives on one wire decides it; otherwise the handshake finds out.
     stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
     try:
@@ -679,7 +709,8 @@ def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = Non
             elicitation_handler: Handler | None = None, sampling_handler: Handler | None = None,
             name: str | None = None, timeout: float = 30.0,
             protocol_version: str | None = None,
-            index: TaskIndex | str | os.PathLike[str] | None = None) -> Connecting:
+            index: TaskIndex | str | os.PathLike[str] | None = None,
+            reconnect_for: float = RECONNECT_FOR_S) -> Connecting:
     """Connect to an MCP server.
 
     ``target``: an ``http(s)://`` URL (Streamable HTTP), or a command string / argv list (stdio).
@@ -694,10 +725,17 @@ def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = Non
     ``index``: a :class:`~mcp_tasks_jupyter.index.TaskIndex` (or its path) recording every task
     started (for ``client.resume()`` and ``start_task(..., cache=True)``); the notebook runtime
     gives every connection the default one.
+    ``reconnect_for``: how long (seconds) an HTTP server that went away is reconnected, with backoff,
+    before its unfinished tasks end ``lost``; a server that ended the session (HTTP 404) gets a new one.
     """
     return Connecting(target, headers=headers, env=env, dialect=dialect,
                       elicitation_handler=elicitation_handler, sampling_handler=sampling_handler,
-                      name=name, timeout=timeout, protocol_version=protocol_version, index=index)
+                      name=name, timeout=timeout, protocol_version=protocol_version, index=index,
+                      reconnect_for=reconnect_for)
+
+
+def _ended_reason(task_id: str | None, status: str) -> str:
+    return f"task {task_id!r} has already ended ({status}); its question is not answered"
 
 
 def _settle(future: "asyncio.Future[BaseException | None]", value: BaseException | None) -> None:

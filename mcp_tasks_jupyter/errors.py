@@ -3,6 +3,7 @@
     MCPError                      root: catch this to catch everything
     ├── ConnectionFailed          the server cannot be reached or the link broke
     │   ├── ServerExited          a stdio server process ended (exit code and stderr tail)
+    │   ├── ServerUnreachable     an HTTP server cannot be reached now (refused, reset): reconnected
     │   ├── HTTPStatusError       an HTTP answer with a 4xx/5xx status
     │   └── SessionExpired        the server no longer knows our HTTP session
     ├── ProtocolError             a JSON-RPC error answer (code, message, data)
@@ -48,6 +49,11 @@ class ServerExited(ConnectionFailed):
         if stderr:
             message = f"{message}\n--- server stderr (last lines) ---\n{stderr}"
         super().__init__(message, server=server)
+
+
+class ServerUnreachable(ConnectionFailed):
+    """The HTTP server cannot be reached right now (connection refused or reset): the client
+    reconnects with backoff for a bounded time (``connect(..., reconnect_for=...)``)."""
 
 
 class HTTPStatusError(ConnectionFailed):

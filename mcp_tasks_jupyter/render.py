@@ -108,7 +108,18 @@ def status_label(handle: "TaskHandle") -> str:
         return "completed with a tool error"
     if getattr(handle, "cached", False):
         return f"{handle.status} (cached)"
+    if handle.reconnecting:
+        return f"{handle.status}, reconnecting…"
     return handle.status
+
+
+#: What a task's views say in place of its status message while its server is being reconnected.
+RECONNECTING = "reconnecting to the server…"
+
+
+def status_message(handle: "TaskHandle") -> str | None:
+    """The task's status message as shown: ``RECONNECTING`` while its server is being reconnected."""
+    return RECONNECTING if handle.reconnecting else handle.status_message
 
 
 def running_line(handle: "TaskHandle") -> str:

@@ -9,11 +9,15 @@ offers, and ``request_complete`` follows multi round-trip requests (``input_requ
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
+import time
 from typing import Any, Awaitable, Callable
 
 from . import __version__
-from .errors import (ConnectionFailed, InvalidMessage, MCPError, ProtocolError, RequestTimeout)
+from .background import Background
+from .errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError, ProtocolError,
+                     RequestTimeout, ServerUnreachable, SessionExpired)
 from .protocol import headers as wire_headers
 from .protocol import jsonrpc, modern
 from .protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
@@ -30,6 +34,16 @@ CLIENT_INFO = {"name": "mcp-tasks-jupyter", "version": __version__}
 MAX_VERSION_RETRIES = 2
 #: Rounds of one multi round-trip request before the client gives up.
 MAX_INPUT_ROUNDS = 16
+#: How long an HTTP server that went away (connection refused or reset) is reconnected, with
+#: backoff, before the connection and its unfinished tasks are given up (``connect(reconnect_for=)``).
+RECONNECT_FOR_S = 300.0
+#: The first pause before a reconnection attempt, doubled after each failed one up to the maximum.
+RECONNECT_FIRST_DELAY_S = 0.25
+RECONNECT_MAX_DELAY_S = 10.0
+#: How long one reconnection probe (``ping``) may take.
+RECONNECT_PROBE_TIMEOUT_S = 5.0
+#: Server request ids remembered as answered, so that a repeated id is answered only once.
+ANSWERED_IDS_KEPT = 1024
 
 RequestHandler = Callable[[dict[str, Any], Request], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[dict[str, Any]], None]
@@ -86,7 +100,22 @@ class Session:
         self._pending: dict[RequestId, tuple[asyncio.Future[dict[str, Any]], str]] = {}
         self._progress: dict[str | int, Callable[[dict[str, Any]], None]] = {}
         self._serving: dict[RequestId, asyncio.Task[None]] = {}
+        #: Server requests to answer with an error instead of their handler's answer (request id → why).
+        self._refusing: dict[RequestId, str] = {}
+        self._answered: collections.OrderedDict[RequestId, None] = collections.OrderedDict()
         self._next_id = 0
+        self.background = Background(self._name)
+        #: Sessions started on this connection: 0 for the first, +1 each time the server ended one.
+        self.generation = 0
+        #: How long a server that went away is reconnected before giving up (HTTP).
+        self.reconnect_for = RECONNECT_FOR_S
+        #: When the server stopped answering (a time.time()), while reconnecting; else None.
+        self.reconnecting_since: float | None = None
+        #: Called (no arguments) when reconnecting starts or ends.
+        self.on_connection: list[Callable[[], None]] = []
+        self._reachable = asyncio.Event()
+        self._reachable.set()
+        self._renewal: asyncio.Task[None] | None = None
 
     @property
     def name(self) -> str:
@@ -174,6 +203,8 @@ class Session:
     async def close(self) -> None:
         for task in list(self._serving.values()):
             task.cancel()
+        await self.background.aclose()
+        self._reachable.set()
         self._fail_all(ConnectionFailed("the connection was closed", server=self.name))
         self.closed_error = self.closed_error or ConnectionFailed("the connection was closed",
                                                                   server=self.name)
@@ -195,6 +226,21 @@ class Session:
         On the stateless wire the request carries the per-request ``_meta`` (and headers over
         HTTP); one refused with -32022 is sent again with a version the server offers.
         """
+        for attempt in (0, 1):
+            generation = self.generation
+            try:
+                return await self._request_versioned(method, params, timeout)
+            except SessionExpired as exc:
+                if attempt or method == "initialize" or self.modern:
+                    raise
+                await self.renew(generation, exc)
+            except ServerUnreachable:
+                self._unreachable()
+                raise
+        raise AssertionError("unreachable")
+
+    async def _request_versioned(self, method: str, params: dict[str, Any] | None,
+                                 timeout: float | None | str) -> dict[str, Any]:
         if not self.modern:
             return await self._request(method, params, None, timeout)
         headers = self._headers(method, params)
@@ -215,6 +261,110 @@ class Session:
                          self.protocol_version, version)
                 self._go_modern(version)
         raise AssertionError("unreachable")
+
+    # -- a lost session, a server that went away --------------------------------------------------
+
+    @property
+    def reconnecting(self) -> bool:
+        """Whether the server stopped answering and the client is trying to reach it again."""
+        return self.reconnecting_since is not None
+
+    async def renew(self, seen_generation: int, cause: SessionExpired) -> None:
+        """The server ended our session (HTTP 404): start a new one, once per loss. Callers that saw
+        the same loss share one renewal; one that saw an older session only retries."""
+        if self.generation != seen_generation:
+            return
+        if self._renewal is None:
+            self._renewal = self.background.spawn(self._renew(cause), name=f"mcp-renew {self.name}")
+        await asyncio.shield(self._renewal)
+
+    async def _renew(self, cause: SessionExpired) -> None:
+        log.warning("%s: %s; starting a new session", self.name, cause.detail)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.reconnect_for
+        delay = RECONNECT_FIRST_DELAY_S
+        try:
+            while True:
+                self.transport.reset_session()
+                try:
+                    await self.initialize(self.protocol_version or LATEST)
+                    break
+                except (ConnectionFailed, RequestTimeout) as exc:
+                    if _refused(exc) or loop.time() + delay > deadline or self.closed_error is not None:
+                        raise ConnectionFailed(f"the server ended the session and a new one could not be "
+                                               f"started: {exc.detail}", server=self.name) from None
+                    log.info("%s: a new session failed (%s); again in %.1f s", self.name, exc.detail, delay)
+                await asyncio.sleep(delay)
+                delay = min(RECONNECT_MAX_DELAY_S, delay * 2)
+            self.generation += 1
+            self._answered.clear()
+            log.info("%s: new session started", self.name)
+        finally:
+            self._renewal = None
+
+    def _unreachable(self) -> None:
+        """A request found the server unreachable: reconnect in the background (once at a time)."""
+        if self.closed_error is not None or self.reconnecting_since is not None:
+            return
+        self.reconnecting_since = time.time()
+        self._reachable.clear()
+        log.warning("%s: the server cannot be reached; reconnecting for up to %.0f s", self.name,
+                    self.reconnect_for)
+        self._connection_changed()
+        self.background.spawn(self._reconnect(), name=f"mcp-reconnect {self.name}")
+
+    async def _reconnect(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.reconnect_for
+        delay = RECONNECT_FIRST_DELAY_S
+        last = "connection refused"
+        try:
+            while self.closed_error is None:
+                await asyncio.sleep(max(0.0, min(delay, deadline - loop.time())))
+                if await self._answers(deadline):
+                    break
+                last = self._last_probe_error
+                if loop.time() >= deadline:
+                    self.connection_lost(ConnectionFailed(
+                        f"the server did not come back within {self.reconnect_for:.0f} s ({last}); its "
+                        f"unfinished tasks are given up here (they may still run on the server)", server=self.name))
+                    break
+                delay = min(RECONNECT_MAX_DELAY_S, delay * 2)
+        finally:
+            self.reconnecting_since = None
+            self._reachable.set()
+            self._connection_changed()
+        if self.closed_error is None:
+            log.warning("%s: the server is reachable again", self.name)
+
+    async def _answers(self, deadline: float) -> bool:
+        """One reconnection probe: does the server answer at all (any answer counts)?"""
+        timeout = max(0.5, min(RECONNECT_PROBE_TIMEOUT_S, deadline - asyncio.get_running_loop().time()))
+        generation = self.generation
+        try:
+            try:
+                await self._request_versioned("ping", None, timeout)
+            except SessionExpired as exc:  # back, without our session: start a new one
+                await self.renew(generation, exc)
+            return True
+        except (ProtocolError, HTTPStatusError):
+            return True  # it answers (an error is an answer; what polls get then is theirs to judge)
+        except (ConnectionFailed, RequestTimeout) as exc:
+            self._last_probe_error = exc.detail
+            return False
+
+    _last_probe_error = "connection refused"
+
+    async def wait_reachable(self) -> None:
+        """Return once the server answers again, or the connection was given up (``closed_error``)."""
+        await self._reachable.wait()
+
+    def _connection_changed(self) -> None:
+        for listener in list(self.on_connection):
+            try:
+                listener()
+            except Exception:
+                log.exception("connection listener failed")
 
     async def request_complete(self, method: str, params: dict[str, Any] | None = None, *,
                                timeout: float | None | str = "default", context: Any = None) -> dict[str, Any]:
@@ -291,9 +441,8 @@ class Session:
             await self.transport.send(jsonrpc.notification(method, params))
 
     def spawn(self, coro: Awaitable[Any]) -> None:
-        """Run a fire-and-forget send; its failure is logged, never raised."""
-        task = asyncio.ensure_future(coro)
-        task.add_done_callback(_log_failure)
+        """Run a fire-and-forget send, owned by the session; its failure is logged, never raised."""
+        self.background.spawn(coro)  # type: ignore[arg-type]
 
     def add_progress_listener(self, token: str | int, listener: Callable[[dict[str, Any]], None]) -> None:
         self._progress[token] = listener
@@ -302,10 +451,25 @@ class Session:
         self._progress.pop(token, None)
 
     def withdraw_serving(self, request_id: RequestId) -> None:
-        """Stop serving a server request (its answer would be stale): no reply is sent."""
+        """Stop serving a server request (the server withdrew it): no reply is sent."""
         task = self._serving.get(request_id)
         if task is not None:
             task.cancel()
+
+    def refuse_serving(self, request_id: RequestId, reason: str) -> None:
+        """Stop serving a server request whose answer would be stale (its task ended): the server
+        gets an error saying ``reason`` instead of an answer."""
+        task = self._serving.get(request_id)
+        if task is not None and not task.done():
+            self._refusing[request_id] = reason
+            task.cancel()
+
+    def _served(self, request_id: RequestId) -> None:
+        self._serving.pop(request_id, None)
+        self._refusing.pop(request_id, None)
+        self._answered[request_id] = None
+        if len(self._answered) > ANSWERED_IDS_KEPT:
+            self._answered.popitem(last=False)
 
     # -- incoming (TransportEvents) --------------------------------------------------------------
 
@@ -323,9 +487,13 @@ class Session:
                 self.last_noise = InvalidMessage(f"the server reported an error: {message.message}",
                                                  server=self.name)
         elif isinstance(message, Request):
+            if message.id in self._serving or message.id in self._answered:
+                log.warning("%s: the server sent request id %r again (%s); it is answered once",
+                            self.name, message.id, message.method)
+                return
             task = asyncio.create_task(self._serve(message))
             self._serving[message.id] = task
-            task.add_done_callback(lambda _t, i=message.id: self._serving.pop(i, None))
+            task.add_done_callback(lambda _t, i=message.id: self._served(i))
         else:
             self._notification(message)
 
@@ -386,7 +554,10 @@ class Session:
                 result = await handler(request.params, request)
                 reply = jsonrpc.result_response(request.id, result)
         except asyncio.CancelledError:
-            return  # the server withdrew the request (or we are closing): send nothing
+            reason = self._refusing.pop(request.id, None)
+            if reason is None or self.closed_error is not None:
+                return  # the server withdrew the request (or we are closing): send nothing
+            reply = jsonrpc.error_response(request.id, jsonrpc.INVALID_PARAMS, reason)
         except HandlerError as exc:
             reply = jsonrpc.error_response(request.id, exc.code, exc.message, exc.data)
         except InvalidMessage as exc:  # the server's request itself was malformed
@@ -401,6 +572,6 @@ class Session:
             log.warning("could not answer %s: %s", request.method, exc)
 
 
-def _log_failure(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("background send failed: %s", task.exception())
+def _refused(exc: MCPError) -> bool:
+    """An answer that says no to this client (401/403): retrying cannot help."""
+    return isinstance(exc, HTTPStatusError) and exc.status_code in (401, 403)

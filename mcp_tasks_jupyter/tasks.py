@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
-from .errors import (ConnectionFailed, MCPError, ProtocolError, RequestTimeout,
+from .errors import (ConnectionFailed, InvalidMessage, MCPError, ProtocolError, RequestTimeout,
                      TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
 from .protocol.tasks import (CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING,
                              TaskState)
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_POLL_MS = 1000
+#: The longest a task ever waits between two polls, whatever interval the server asks for.
+MAX_POLL_WAIT_S = 60.0
 #: Consecutive failed polls (connection trouble, nonsense answers) before a task is declared lost.
 MAX_POLL_FAILURES = 6
 MAX_BACKOFF_S = 30.0
@@ -93,6 +95,8 @@ class TaskHandle:
         self.out_var: str | None = None
         #: This task's row in the task index (None: not recorded).
         self.index_row: int | None = None
+        #: The connection's session when the task started (a later one may not know the task).
+        self.generation = client.session.generation
 
     # -- what users call -----------------------------------------------------------------------
 
@@ -108,6 +112,11 @@ class TaskHandle:
 
     def exception(self) -> BaseException | None:
         return self._future.exception() if self._future.done() else None
+
+    @property
+    def reconnecting(self) -> bool:
+        """Whether this unfinished task's server stopped answering and the client is reconnecting."""
+        return not self.done() and self.client.session.reconnecting
 
     @property
     def elapsed(self) -> float:
@@ -200,7 +209,7 @@ class TaskHandle:
                 self.status = CANCELLED
             elif isinstance(error, TaskExpired):
                 self.status = EXPIRED
-            elif isinstance(error, TaskLost) or (self.resumed and isinstance(error, TaskNotFound)):
+            elif isinstance(error, (TaskLost, TaskNotFound)):
                 self.status = LOST
             elif self.status not in TERMINAL:
                 self.status = FAILED
@@ -252,7 +261,8 @@ class TaskHandle:
                     if self.status == INPUT_REQUIRED:
                         await dialect.serve_input(self)
                     if not poll_now:
-                        deadline = last_poll + (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000
+                        interval = min(MAX_POLL_WAIT_S, (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
+                        deadline = last_poll + interval
                         if failures:
                             deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0 ** failures))
                         await self._sleep_until(deadline)
@@ -263,11 +273,25 @@ class TaskHandle:
                     last_poll = loop.time()
                     self._apply(await dialect.get(self.task_id))
                     failures = 0
-                except (ConnectionFailed, RequestTimeout) as exc:
-                    if dialect.session.closed_error is not None or failures + 1 >= self.client.max_poll_failures:
-                        raise TaskLost(f"lost contact with the server: {exc.detail}",
+                except (ConnectionFailed, RequestTimeout, InvalidMessage) as exc:
+                    # Transient until proven otherwise: a server that went away is waited for while
+                    # the session reconnects; other trouble (garbage answers too) is retried with backoff.
+                    session = dialect.session
+                    if session.closed_error is None and session.reconnecting:
+                        await session.wait_reachable()
+                        poll_now = True
+                        continue
+                    if session.closed_error is not None or failures + 1 >= self.client.max_poll_failures:
+                        why = (session.closed_error or exc).detail
+                        raise TaskLost(f"lost contact with the server: {why}",
                                        server=self.server, task_id=self.task_id, tool=self.tool) from exc
                     failures += 1
+                except TaskNotFound as exc:
+                    if isinstance(exc, TaskExpired) or session_renewed(dialect, self) is False:
+                        raise
+                    raise TaskNotFound("the server no longer knows this task: a new session was started after "
+                                       "the server ended the old one (it restarted, or forgot its sessions)",
+                                       server=self.server, task_id=self.task_id, tool=self.tool) from exc
         except asyncio.CancelledError:
             raise  # the client is closing; the task stays on the server
         except TaskError as exc:
@@ -292,6 +316,11 @@ class TaskHandle:
                 return
             if self.status in TERMINAL or self.status == INPUT_REQUIRED:
                 return
+
+
+def session_renewed(dialect: "TaskDialect", handle: TaskHandle) -> bool:
+    """Whether the connection started a new session since ``handle``'s task was created."""
+    return dialect.session.generation > handle.generation
 
 
 def _older(new: str | None, current: str | None) -> bool:

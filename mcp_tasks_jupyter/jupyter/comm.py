@@ -37,7 +37,7 @@ UPDATE_INTERVAL_S = 0.25
 def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, Any]:
     """What the front-end is told about one task (plain JSON values only)."""
     progress = handle.progress
-    message = handle.status_message
+    message = render.status_message(handle)
     if message is None and handle.done():
         message = render.failure_message(handle)
     return {

@@ -58,6 +58,9 @@ class Transport(ABC):
         ``None`` forgets the version again (a failed modern probe before ``initialize``).
         """
 
+    def reset_session(self) -> None:
+        """The server ended the session: forget it before a new ``initialize`` (HTTP only)."""
+
     def withdraw(self, msg_id: RequestId) -> bool:
         """Stop waiting for a request's answer the transport's own way. True when that already tells
         the server (closing the answer's stream on the stateless HTTP wire), so that no

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from ..errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,
-                      SessionExpired)
+                      ServerUnreachable, SessionExpired)
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
 from .base import Transport, TransportEvents
@@ -101,6 +101,16 @@ class StreamableHTTPTransport(Transport):
             self.session_id = None
         self._rebuild_headers()
 
+    def reset_session(self) -> None:
+        """Forget the session (the server ended it): no ``Mcp-Session-Id`` until the next
+        ``initialize`` answer names one, and the standalone stream closes (it belongs to the old one)."""
+        self.session_id = None
+        self._rebuild_headers()
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+        self.listening = False
+
     def withdraw(self, msg_id: RequestId) -> bool:
         if not self.stateless:
             return False
@@ -154,8 +164,12 @@ class StreamableHTTPTransport(Transport):
 
     def _connection_error(self, exc: httpx.HTTPError) -> ConnectionFailed:
         if isinstance(exc, httpx.ConnectError):
-            return ConnectionFailed(f"cannot connect to {self.url}: {exc or 'connection refused'}",
-                                    server=self.server_name)
+            return ServerUnreachable(f"cannot connect to {self.url}: {exc or 'connection refused'}",
+                                     server=self.server_name)
+        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+            # The server went away mid-exchange (a restart closes its connections).
+            return ServerUnreachable(f"the connection to {self.url} broke: {type(exc).__name__}: {exc}",
+                                     server=self.server_name)
         if isinstance(exc, httpx.TimeoutException):
             return ConnectionFailed(f"timed out talking to {self.url} ({type(exc).__name__})",
                                     server=self.server_name)

@@ -229,7 +229,7 @@ async def test_awaiting_code_cancelled_does_not_cancel_the_task(connect_demo):
 
 
 async def test_server_exiting_mid_task_loses_the_task_with_the_reason(connect_demo, transport):
-    async with connect_demo("--faults") as client:
+    async with connect_demo("--faults", reconnect_for=1.0) as client:
         client.max_poll_failures = 2
         task = await client.start_task("exit_process", {"after_seconds": 0.2, "code": 3})
         with pytest.raises(mtj.TaskLost, match="exit_process") as info:
@@ -237,8 +237,8 @@ async def test_server_exiting_mid_task_loses_the_task_with_the_reason(connect_de
         assert task.status == "lost"
         if transport == "stdio":
             assert "code 3" in str(info.value) and "exiting on purpose" in str(info.value)
-        else:
-            assert "cannot connect" in str(info.value)
+        else:  # an HTTP server that went away is reconnected for reconnect_for seconds first
+            assert "did not come back within 1 s" in str(info.value) and "cannot connect" in str(info.value)
 
 
 async def _wait(task):

@@ -11,7 +11,7 @@ import mcp_tasks_jupyter as mtj
 
 pytestmark = pytest.mark.anyio
 
-# Answers initialize, then on tools/call sends the request named by the tool to the client (id 0),
+# Answers initialize, then on tools/call sends the request named by the tool to the client (ids 1000, ...),
 # and returns the client's answer (or error) as the tool's text.
 SCRIPT = textwrap.dedent('''
     import json, sys
@@ -30,11 +30,12 @@ SCRIPT = textwrap.dedent('''
                 {"name": "ask", "inputSchema": {"type": "object"}}]}})
         elif method == "tools/call":
             ask = msg["params"]["arguments"]
-            pending[0] = msg["id"]
-            send({"jsonrpc": "2.0", "id": 0, "method": ask["method"], "params": ask["params"]})
-        elif "id" in msg and msg["id"] == 0 and method is None:
+            asked = len(pending) + 1000  # request ids are never reused in a session
+            pending[asked] = msg["id"]
+            send({"jsonrpc": "2.0", "id": asked, "method": ask["method"], "params": ask["params"]})
+        elif "id" in msg and msg["id"] in pending and method is None:
             answer = msg.get("result", msg.get("error"))
-            send({"jsonrpc": "2.0", "id": pending.pop(0), "result": {
+            send({"jsonrpc": "2.0", "id": pending[msg["id"]], "result": {
                   "content": [{"type": "text", "text": json.dumps(answer)}]}})
 ''')
 

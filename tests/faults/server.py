@@ -98,6 +98,8 @@ class Brain:
         self.received: list[dict[str, Any]] = []
         #: The client's answers to server requests, by request id.
         self.answers: dict[Any, dict[str, Any]] = {}
+        #: The ids of the questions asked (``ask``), in order.
+        self.asked: list[Any] = []
         self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._ids = itertools.count(1)
         self._server_ids = itertools.count(1000)
@@ -116,6 +118,7 @@ class Brain:
         if task_id is not None:
             params["_meta"] = {RELATED: {"taskId": task_id}}
         self.push({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": params})
+        self.asked.append(request_id)
         return request_id
 
     def finish(self, task_id: str, text: str = "done", *, status: str = "completed") -> None:

@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...render import failure_message, pending_questions, result_preview
+from ...render import failure_message, pending_questions, result_preview, status_message
 
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
@@ -48,7 +48,7 @@ class TaskState:
             "tool": h.tool or "(unknown tool)",
             "server": h.server,
             "status": h.status,
-            "status_message": h.status_message or "",
+            "status_message": status_message(h) or "",
             "progress": None if progress is None else [progress.progress, progress.total, progress.message],
             "started": h.started,
             "finished": h.finished,
@@ -88,7 +88,7 @@ def board_row(key: int, handle: "TaskHandle") -> list[Any]:
     finished, task_id, live]``; ``live`` is 1 for a followed handle (its elapsed time ticks, it can
     be cancelled), 0 for a static row (:func:`static_board_row`)."""
     progress = handle.progress
-    message = handle.status_message or ""
+    message = status_message(handle) or ""
     if not message and handle.pending_input:
         message = f"waiting for input: {pending_questions(handle)[0]}"
     if not message and progress and progress.message:
