@@ -10,62 +10,69 @@ reuse the result of an identical earlier call (``start_task(..., cache=True)``).
 
 Where it lives: the ``path`` given, else ``$MTJ_INDEX``, else
 ``$XDG_DATA_HOME/mcp-tasks-jupyter/tasks.sqlite3`` (``~/.local/share/...``). ``MTJ_INDEX=off``
-turns it off for the notebook runtime. Writes are transactions on a WAL database with a busy
-timeout, so several kernels can write at once. A failing write is logged, never raised: the index
-must not break a task.
+turns it off for the notebook runtime. A failing write is logged, never raised: the index must not
+break a task.
+
+Several kernels at once. Writes are short transactions, so several kernels (processes) can share one
+index. On a running event loop (a kernel) a write never holds the loop: it waits at most a few tens of
+milliseconds for another process's lock, and a change that meets a busy database is kept and written
+later from the loop, the row's latest state winning; one kept for ten minutes is given up with a logged
+error, and ``close()`` writes what is left (``index_writes.py`` has the rules and the bounds). Reads
+(``cached``, ``unfinished``, ``records``) wait up to a second; a read does not see changes still kept.
+Without a running loop (plain scripts) a write or read may wait up to 5 s.
+
+Row ids are chosen by the client (random 63-bit integers), so :meth:`TaskIndex.add` returns the row's
+id at once even when its insert has to wait; records are ordered by the time they were recorded.
+
+Journal. The database uses WAL, except on a network file system (nfs, nfs4, cifs, smb3, smbfs, lustre,
+gpfs, beegfs, ceph, fuse.sshfs, 9p and the like, found from ``/proc/self/mountinfo`` for the index's
+directory), where WAL's shared memory does not work across hosts, and wherever SQLite refuses WAL: there
+it uses a rollback journal (``journal_mode=DELETE``; writers then also wait for readers). The
+environment variable ``MTJ_INDEX_JOURNAL=wal`` or ``=delete`` overrides the detection
+(``index_journal.py``). :attr:`TaskIndex.journal_mode` says which is in use.
+
+The result cache matches calls on ``args_key``, an HMAC-SHA256 of the full canonical arguments under a
+per-installation random key kept next to the index (``tasks.sqlite3.key``, mode 0600, made on first use;
+``index_key.py``), so a short secret argument cannot be recovered from its digest by guessing. Schema
+version 1 stored plain SHA-256 digests: opening such an index migrates it to version 2 and blanks them,
+so calls recorded before no longer match the cache (their records stay). Removing the key file likewise
+makes earlier results stop matching.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import os
 import re
+import secrets
 import sqlite3
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from . import index_key
+from .index_db import SCHEMA_VERSION, IndexDatabase, transaction
+from .index_writes import WriteQueue, read_timeout_ms
 
 if TYPE_CHECKING:
     from .tasks import TaskHandle
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 5000
 REDACTED = "<redacted>"
 #: Argument keys whose values are never written (any part of the key, any case).
 SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credential", re.IGNORECASE)
 #: Statuses after which a task never changes.
 FINISHED = ("completed", "failed", "cancelled", "expired", "lost")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS tasks (
-    id INTEGER PRIMARY KEY,
-    server_name TEXT NOT NULL,
-    target TEXT NOT NULL,
-    transport TEXT,
-    protocol TEXT,
-    dialect TEXT,
-    tool TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    args_key TEXT NOT NULL,
-    task_id TEXT,
-    notebook TEXT,
-    out_var TEXT,
-    created_at TEXT,
-    ttl_ms INTEGER,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    result TEXT,
-    recorded_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);
-CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);
-"""
+#: Columns an update leaves as they are when given None.
+_KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result")
+_COLUMNS = ("id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
+            "status_message, result")
 
 
 @dataclass(frozen=True)
@@ -129,9 +136,10 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def arguments_key(arguments: dict[str, Any] | None) -> str:
-    """A digest of the full (unredacted) canonical arguments: what the result cache matches on."""
-    return hashlib.sha256(canonical_json(arguments or {}).encode()).hexdigest()
+def arguments_key(arguments: dict[str, Any] | None, key: bytes) -> str:
+    """What the result cache matches a call's arguments on: an HMAC-SHA256 of the full (unredacted)
+    canonical arguments under the installation ``key`` (:attr:`TaskIndex.key`)."""
+    return hmac.new(key, canonical_json(arguments or {}).encode(), hashlib.sha256).hexdigest()
 
 
 def notebook_path() -> str | None:
@@ -144,56 +152,54 @@ class TaskIndex:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_path()
-        self._db: sqlite3.Connection | None = None
+        self._database = IndexDatabase(self.path)
+        self._writes = WriteQueue(self._database)
+        self._key: bytes | None = None
+        self._last_recorded = 0.0
+        # Kept changes are written (or given up, logged) when the index is dropped or the process exits.
+        self._finalizer = weakref.finalize(self, _close, self._writes, self._database)
 
     def __repr__(self) -> str:
         return f"TaskIndex({str(self.path)!r})"
 
-    # -- the database --------------------------------------------------------------------------
+    @property
+    def journal_mode(self) -> str | None:
+        """``wal`` or ``delete`` (a rollback journal) once the database is open; see the module docstring."""
+        return self._database.journal_mode
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            with _transaction(db):
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                if db.execute("PRAGMA user_version").fetchone()[0] == 0:
-                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            self._db = db
-        return self._db
+    @property
+    def key(self) -> bytes:
+        """The installation key of the cache's argument digests (``index_key.py``), read or made on first use.
+        Raises OSError or ValueError when its file can neither be read nor made."""
+        if self._key is None:
+            self._key = index_key.installation_key(index_key.key_path(self.path))
+        return self._key
+
+    def arguments_key(self, arguments: dict[str, Any] | None) -> str:
+        """The cache's match key of ``arguments`` in this index (:func:`arguments_key` under :attr:`key`)."""
+        return arguments_key(arguments, self.key)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Write the changes still kept (waiting up to 5 s for a busy database; what is left is given up,
+        logged) and close the database. The index opens again on its next use."""
+        _close(self._writes, self._database)
 
-    def _write(self, sql: str, params: tuple[Any, ...]) -> int | None:
-        """Run one write in its own transaction; the row id (None if the write failed: logged)."""
-        try:
-            db = self._connect()
-            with _transaction(db):
-                cursor = db.execute(sql, params)
-            return cursor.lastrowid
-        except sqlite3.Error as exc:
-            log.warning("the task index %s could not be written: %s", self.path, exc)
-            return None
+    def pending(self) -> int:
+        """How many rows have changes not written yet (kept while the database was busy)."""
+        return len(self._writes)
 
-    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
-        try:
-            db = self._connect()
-            rows = db.execute(f"SELECT id, server_name, target, tool, arguments, task_id, notebook, out_var, "
-                              f"created_at, ttl_ms, status, status_message, result FROM tasks {sql}",
-                              params).fetchall()
-        except sqlite3.Error as exc:
-            log.warning("the task index %s could not be read: %s", self.path, exc)
-            return []
+    def _query(self, db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
+        rows = db.execute(f"SELECT {_COLUMNS} FROM tasks {sql}", params).fetchall()
         return [TaskRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10],
                            r[11], json.loads(r[12]) if r[12] else None) for r in rows]
+
+    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
+        self._writes.flush_unless_due()
+        try:
+            return self._query(self._database.connection(read_timeout_ms()), sql, params)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the task index %s could not be read: %s", self.path, exc)
+            return []
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -201,34 +207,41 @@ class TaskIndex:
             task_id: str | None = None, status: str = "working", status_message: str | None = None,
             created_at: str | None = None, ttl_ms: int | None = None,
             notebook: str | None = None, out_var: str | None = None) -> int | None:
-        """Record a new task; its row id."""
-        now = time.time()
-        return self._write(
-            "INSERT INTO tasks (server_name, target, transport, protocol, dialect, tool, arguments, args_key, "
-            "task_id, notebook, out_var, created_at, ttl_ms, status, status_message, recorded_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (server.name, server.target, server.transport, server.protocol, server.dialect, tool,
-             canonical_json(redact_arguments(arguments or {})), arguments_key(arguments), task_id, notebook,
-             out_var, created_at, ttl_ms, status, status_message, now, now))
+        """Record a new task; its row id (also while the insert waits for a busy database), or None when
+        it cannot be recorded (logged)."""
+        try:
+            key = self.arguments_key(arguments)
+        except (OSError, ValueError) as exc:
+            log.warning("the task index %s cannot record a task without its key file: %s", self.path, exc)
+            return None
+        # A random id is final at once, whenever the insert happens; the time keeps the records' order.
+        row = 1 + secrets.randbelow(2**63 - 1)
+        now = self._last_recorded = max(time.time(), self._last_recorded + 1e-6)
+        values = {"server_name": server.name, "target": server.target, "transport": server.transport,
+                  "protocol": server.protocol, "dialect": server.dialect, "tool": tool,
+                  "arguments": canonical_json(redact_arguments(arguments or {})), "args_key": key,
+                  "task_id": task_id, "notebook": notebook, "out_var": out_var, "created_at": created_at,
+                  "ttl_ms": ttl_ms, "status": status, "status_message": status_message, "result": None,
+                  "recorded_at": now, "updated_at": now}
+        return row if self._writes.submit(row, insert=values) else None
 
     def update(self, row: int, *, task_id: str | None, status: str, status_message: str | None,
                created_at: str | None = None, ttl_ms: int | None = None,
                result: dict[str, Any] | None = None) -> None:
-        """The task's latest state (and its raw result once fetched)."""
-        self._write("UPDATE tasks SET task_id = COALESCE(?, task_id), status = ?, status_message = ?, "
-                    "created_at = COALESCE(?, created_at), ttl_ms = COALESCE(?, ttl_ms), "
-                    "result = COALESCE(?, result), updated_at = ? WHERE id = ?",
-                    (task_id, status, status_message, created_at, ttl_ms,
-                     canonical_json(result) if result is not None else None, time.time(), row))
+        """The task's latest state (and its raw result once fetched); None leaves the id, times and
+        result as they are. Never waits long on a running loop (see the module docstring)."""
+        self._writes.submit(row, sets={
+            "task_id": task_id, "status": status, "status_message": status_message, "created_at": created_at,
+            "ttl_ms": ttl_ms, "result": canonical_json(result) if result is not None else None,
+            "updated_at": time.time()}, keep=_KEPT_WHEN_NONE)
 
     def set_out(self, row: int, var: str | None) -> None:
         """The variable (``-o VAR``) that receives the task's result."""
-        self._write("UPDATE tasks SET out_var = ?, updated_at = ? WHERE id = ?", (var, time.time(), row))
+        self._writes.submit(row, sets={"out_var": var, "updated_at": time.time()})
 
     def mark(self, row: int, status: str, message: str) -> None:
         """End a record without its task (``lost``, ``expired``), saying why in plain words."""
-        self._write("UPDATE tasks SET status = ?, status_message = ?, updated_at = ? WHERE id = ?",
-                    (status, message, time.time(), row))
+        self._writes.submit(row, sets={"status": status, "status_message": message, "updated_at": time.time()})
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -239,44 +252,54 @@ class TaskIndex:
     def records(self, target: str | None = None) -> list[TaskRecord]:
         """Every record (on ``target``), oldest first."""
         if target is None:
-            return self._rows("ORDER BY id", ())
-        return self._rows("WHERE target = ? ORDER BY id", (target,))
+            return self._rows("ORDER BY recorded_at, id", ())
+        return self._rows("WHERE target = ? ORDER BY recorded_at, id", (target,))
 
     def unfinished(self, target: str, notebook: str | None) -> list[TaskRecord]:
         """The records of ``target`` started from ``notebook`` (None: from no known notebook) that
         have not ended, oldest first."""
         marks = ",".join("?" * len(FINISHED))
-        return self._rows(f"WHERE target = ? AND notebook IS ? AND status NOT IN ({marks}) ORDER BY id",
-                          (target, notebook, *FINISHED))
+        return self._rows(f"WHERE target = ? AND notebook IS ? AND status NOT IN ({marks}) "
+                          f"ORDER BY recorded_at, id", (target, notebook, *FINISHED))
 
     def cached(self, target: str, tool: str, arguments: dict[str, Any] | None) -> TaskRecord | None:
         """The newest completed record of the same call (server, tool, arguments) with a result."""
+        try:
+            key = self.arguments_key(arguments)
+        except (OSError, ValueError) as exc:
+            log.warning("the task index %s cannot look up the cache without its key file: %s", self.path, exc)
+            return None
         rows = self._rows("WHERE target = ? AND tool = ? AND args_key = ? AND status = 'completed' "
-                          "AND result IS NOT NULL ORDER BY id DESC LIMIT 1",
-                          (target, tool, arguments_key(arguments)))
+                          "AND result IS NOT NULL ORDER BY recorded_at DESC, id DESC LIMIT 1",
+                          (target, tool, key))
         return rows[0] if rows else None
 
     def clear(self, target: str | None = None) -> list[TaskRecord]:
-        """Remove the finished records (of ``target``); the records removed."""
+        """Remove the finished records (of ``target``); the records removed (none when the database
+        stayed busy: logged)."""
         marks = ",".join("?" * len(FINISHED))
         where = f"WHERE status IN ({marks})" + (" AND target = ?" if target is not None else "")
         params = (*FINISHED, *((target,) if target is not None else ()))
-        gone = self._rows(where, params)
-        self._write(f"DELETE FROM tasks {where}", params)
+        self._writes.flush_unless_due()
+        try:
+            db = self._database.connection(read_timeout_ms())
+            with transaction(db):
+                gone = self._query(db, where + " ORDER BY recorded_at, id", params)
+                db.execute(f"DELETE FROM tasks {where}", params)
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the task index %s could not be cleared: %s", self.path, exc)
+            return []
         return gone
 
 
-class _transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: Any, *_: Any) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+def _close(writes: WriteQueue, database: IndexDatabase) -> None:
+    try:
+        writes.close()
+    finally:
+        try:
+            database.close()
+        except sqlite3.Error as exc:  # e.g. dropped by the garbage collector on another thread
+            log.debug("the task index %s could not be closed: %s", database.path, exc)
 
 
 class Recorder:
@@ -332,4 +355,4 @@ def ended_status(handle: "TaskHandle", error: BaseException) -> tuple[str, str |
 
 
 __all__ = ["TaskIndex", "TaskRecord", "ServerIdentity", "Recorder", "default_index", "default_path",
-           "redact_arguments", "canonical_json", "arguments_key", "notebook_path"]
+           "redact_arguments", "canonical_json", "arguments_key", "notebook_path", "SCHEMA_VERSION"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.index import REDACTED, ServerIdentity, TaskIndex, arguments_key, redact_arguments
+from mcp_tasks_jupyter.index import REDACTED, SCHEMA_VERSION, ServerIdentity, TaskIndex, redact_arguments
 from tests.support import start_demo_http
 from tests.support.processes import python_env
 
@@ -30,7 +30,7 @@ def test_schema_and_database_settings(tmp_path: Path) -> None:
     assert {"server_name", "target", "protocol", "dialect", "tool", "arguments", "task_id", "notebook",
             "out_var", "created_at", "ttl_ms", "status", "status_message", "result"} <= columns
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     record = index.get(row)
     assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == \
         ("slow_compute", "t1", "working", 60000)
@@ -58,7 +58,7 @@ def test_secret_argument_values_are_never_written(tmp_path: Path) -> None:
     for secret in (b"k-123456", b"abcdef", b"hunter22", b"t-98765", b"s-55555"):
         assert secret not in raw
     # different secrets are different calls for the cache, without storing them
-    assert arguments_key({"token": "a"}) != arguments_key({"token": "b"})
+    assert index.arguments_key({"token": "a"}) != index.arguments_key({"token": "b"})
 
 
 WRITER = """

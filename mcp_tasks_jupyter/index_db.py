@@ -1,0 +1,166 @@
+"""The task index's SQLite file: opening it (journal mode, schema, migrations) with a busy timeout per use."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from . import index_journal
+
+log = logging.getLogger(__name__)
+
+#: 1: the first schema. 2: ``args_key`` is an HMAC under the installation key (index_key.py); the plain
+#: SHA-256 digests of version 1 are blanked, so those rows no longer match the cache.
+SCHEMA_VERSION = 2
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    id INTEGER PRIMARY KEY,
+    server_name TEXT NOT NULL,
+    target TEXT NOT NULL,
+    transport TEXT,
+    protocol TEXT,
+    dialect TEXT,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    args_key TEXT NOT NULL,
+    task_id TEXT,
+    notebook TEXT,
+    out_var TEXT,
+    created_at TEXT,
+    ttl_ms INTEGER,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    result TEXT,
+    recorded_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);
+CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);
+"""
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` says another connection holds a lock (SQLITE_BUSY or SQLITE_LOCKED): worth retrying."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (5, 6)
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class IndexDatabase:
+    """One connection to the index file at ``path``, opened on first use; each use says how long it may
+    wait for another connection's lock (``timeout_ms``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        #: ``wal`` or ``delete`` once open (index_journal.py says which and why).
+        self.journal_mode: str | None = None
+        self._db: sqlite3.Connection | None = None
+        self._timeout_ms = -1
+
+    def connection(self, timeout_ms: int) -> sqlite3.Connection:
+        """The open connection, waiting at most ``timeout_ms`` per lock. Raises sqlite3.Error (see
+        :func:`is_busy`) or OSError (the directory cannot be made)."""
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=timeout_ms / 1000, isolation_level=None)
+            try:
+                self.journal_mode = set_journal(db, index_journal.wanted_journal(self.path.parent))
+                # WAL is safe with NORMAL; a rollback journal needs FULL not to corrupt on power loss.
+                db.execute(f"PRAGMA synchronous = {'NORMAL' if self.journal_mode == 'wal' else 'FULL'}")
+                migrate(db)
+            except BaseException:
+                db.close()
+                raise
+            self._db, self._timeout_ms = db, timeout_ms
+        elif timeout_ms != self._timeout_ms:
+            self._db.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+            self._timeout_ms = timeout_ms
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            db.close()
+
+
+def set_journal(db: sqlite3.Connection, wanted: str) -> str:
+    """Switch ``db`` to the ``wanted`` journal mode where it can; the mode it then has (lower case).
+
+    WAL falls back to DELETE when SQLite answers with another mode or refuses it (a VFS without shared
+    memory). A switch that meets a busy database keeps the file's present mode (the mode belongs to the
+    file, so every process uses the same one): a later connection tries again.
+    """
+    def current() -> str:
+        return str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+
+    try:
+        answer = str(db.execute(f"PRAGMA journal_mode = {'WAL' if wanted == 'wal' else 'DELETE'}").fetchone()[0])
+    except sqlite3.OperationalError as exc:
+        if is_busy(exc):
+            log.info("the task index could not switch to journal mode %s now (%s): it keeps %s",
+                     wanted, exc, current())
+            return current()
+        log.info("the task index cannot use journal mode %s (%s): it uses a rollback journal", wanted, exc)
+        answer = ""
+    if wanted == "wal" and answer.lower() != "wal":
+        try:
+            answer = str(db.execute("PRAGMA journal_mode = DELETE").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            answer = current()
+    return answer.lower()
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Create the schema, or bring an older one to :data:`SCHEMA_VERSION` (a newer one is left as it is)."""
+    if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return  # the common case: no write lock needed
+    db.execute("PRAGMA secure_delete = ON")  # the blanked digests are overwritten, not left in free space
+    try:
+        with transaction(db):
+            version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have done it
+            if version >= SCHEMA_VERSION:
+                return
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            if version < 2:
+                db.execute("UPDATE tasks SET args_key = '' WHERE args_key != ''")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    finally:
+        db.execute("PRAGMA secure_delete = OFF")
+
+
+class transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        if kind is None:
+            try:
+                self.db.execute("COMMIT")  # may meet a busy database (a rollback journal waits for readers)
+                return
+            except sqlite3.Error:
+                self._rollback()
+                raise
+        self._rollback()
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                log.debug("rollback failed: %s", exc)
