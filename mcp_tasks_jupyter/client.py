@@ -21,6 +21,7 @@ from .protocol import jsonrpc, modern, tasks_2025, tasks_ext, tasks_sep1686
 from .protocol.tasks import TaskState, parse_task
 from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, Implementation,
                              ListToolsResult, Tool)
+from .redact import scrub, scrub_data
 from .results import ToolResult
 from .session import RECONNECT_FOR_S, HandlerError, Session
 from .tasks import MAX_POLL_FAILURES, TaskHandle, _as_task_failure
@@ -95,12 +96,12 @@ class Client:
 
     def describe(self) -> dict[str, Any]:
         """What this connection is: transport, protocol, dialect (and why), task capabilities."""
-        return {**self.transport.describe(), "server": self.server_info.name,
-                "version": self.server_info.version, "protocol": self.protocol_version,
-                "stateless": self.session.modern, "dialect": self.dialect.name,
-                "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
-                "open_tasks": len(self.tasks), "reconnecting": self.session.reconnecting,
-                "sessions_started": self.session.generation + 1}
+        return scrub_data({**self.transport.describe(), "server": self.server_info.name,
+                           "version": self.server_info.version, "protocol": self.protocol_version,
+                           "stateless": self.session.modern, "dialect": self.dialect.name,
+                           "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
+                           "open_tasks": len(self.tasks), "reconnecting": self.session.reconnecting,
+                           "sessions_started": self.session.generation + 1})
 
     @property
     def identity(self) -> ServerIdentity:
@@ -498,6 +499,7 @@ class Client:
         handle._push(state)
 
     def _on_log(self, params: dict[str, Any]) -> None:
+        params = scrub_data(params)  # the server may echo a secret it was given
         handle = self._handle_for(params)
         if handle is not None:
             handle._log(params)
@@ -668,7 +670,7 @@ async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | 
             await handshake(session, protocol_version, stateless=stateless,
                             probe_timeout=min(PROBE_TIMEOUT_S, timeout))
         if name is None and session.server_info is not None:
-            session.name = f"{session.server_info.name} at {transport.label}"
+            session.name = scrub(f"{session.server_info.name} at {transport.label}")
         chosen = select_dialect(dialect, session)
     except TimeoutError:
         await session.close()

@@ -18,18 +18,23 @@
         │   └── TaskExpired       ... because its ttl ran out
         └── TaskLost              the connection to the task's server was lost
 
-Every error names the server it came from (``server``) in its message.
+Every error names the server it came from (``server``) in its message. No error shows a secret the
+user gave (header and env values, URL passwords; see ``redact.py``): the message and the server's
+words each error keeps (HTTP body, stderr, JSON-RPC error, status message) are scrubbed when it is made.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .redact import scrub, scrub_data, scrub_optional
+
 
 class MCPError(Exception):
     """Root of every error raised by mcp_tasks_jupyter."""
 
     def __init__(self, message: str, *, server: str | None = None) -> None:
+        message, server = scrub(message), scrub_optional(server)
         self.server = server
         self.detail = message
         super().__init__(f"[{server}] {message}" if server else message)
@@ -45,7 +50,7 @@ class ServerExited(ConnectionFailed):
     def __init__(self, message: str, *, server: str | None = None,
                  returncode: int | None = None, stderr: str = "") -> None:
         self.returncode = returncode
-        self.stderr = stderr
+        self.stderr = stderr = scrub(stderr)
         if stderr:
             message = f"{message}\n--- server stderr (last lines) ---\n{stderr}"
         super().__init__(message, server=server)
@@ -62,7 +67,7 @@ class HTTPStatusError(ConnectionFailed):
     def __init__(self, message: str, *, server: str | None = None,
                  status_code: int = 0, body: str = "") -> None:
         self.status_code = status_code
-        self.body = body
+        self.body = scrub(body)
         super().__init__(message, server=server)
 
 
@@ -76,8 +81,8 @@ class ProtocolError(MCPError):
     def __init__(self, message: str, *, server: str | None = None, code: int = -32603,
                  data: Any = None, method: str | None = None) -> None:
         self.code = code
-        self.message = message
-        self.data = data
+        self.message = message = scrub(message)
+        self.data = scrub_data(data)
         self.method = method
         where = f"{method}: " if method else ""
         super().__init__(f"{where}{message} (JSON-RPC error {code})", server=server)
@@ -97,8 +102,8 @@ class InvalidMessage(ProtocolError):
     def __init__(self, message: str, *, server: str | None = None, method: str | None = None,
                  data: Any = None) -> None:
         self.code = -32700 if data is None else -32600
-        self.message = message
-        self.data = data
+        self.message = message = scrub(message)
+        self.data = scrub_data(data)
         self.method = method
         where = f"{method}: " if method and not message.startswith(method) else ""
         MCPError.__init__(self, f"{where}{message}", server=server)
@@ -138,8 +143,8 @@ class TaskFailed(TaskError):
     def __init__(self, message: str, *, server: str | None = None, task_id: str | None = None,
                  tool: str | None = None, status_message: str | None = None,
                  error: dict[str, Any] | None = None) -> None:
-        self.status_message = status_message
-        self.error = error
+        self.status_message = scrub_optional(status_message)
+        self.error = scrub_data(error)
         super().__init__(message, server=server, task_id=task_id, tool=tool)
 
 

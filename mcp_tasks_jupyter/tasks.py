@@ -14,6 +14,7 @@ from .errors import (ConnectionFailed, InvalidMessage, MCPError, ProtocolError, 
                      TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
 from .protocol.tasks import (CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING,
                              TaskState)
+from .redact import scrub_optional
 from .results import ToolResult
 
 if TYPE_CHECKING:
@@ -168,6 +169,7 @@ class TaskHandle:
             return  # a terminal task never changes again
         if _older(state.last_updated_at, self.last_updated_at):
             return  # a poll answer that crossed a newer push on the wire
+        state.status_message = scrub_optional(state.status_message)  # the server may echo a secret
         changed = (state.status != self.status or state.status_message != self.status_message
                    or state.poll_interval_ms != self.poll_interval_ms or state.ttl_ms != self.ttl_ms)
         self.task_id = state.task_id
@@ -193,7 +195,7 @@ class TaskHandle:
             message = params.get("message")
             self.progress = Progress(float(progress),
                                      float(total) if isinstance(total, (int, float)) else None,
-                                     message if isinstance(message, str) else None)
+                                     scrub_optional(message) if isinstance(message, str) else None)
             self._changed()
 
     def _log(self, params: dict[str, Any]) -> None:

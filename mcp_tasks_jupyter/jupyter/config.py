@@ -21,7 +21,8 @@ Lookup order for ``%mcp_connect NAME`` (the first file that defines NAME wins):
 
 ``${env:VAR}`` anywhere in a string value is replaced by the environment variable VAR; a missing
 variable is an error naming the variable and the server. Header values and env values (and
-whatever ``${env:...}`` produced) are secrets: no repr, message or table shows them.
+whatever ``${env:...}`` produced) are secrets: no repr, message or table shows them (the runtime
+registers them with ``redact.py`` on connecting); nor does any URL userinfo.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import UsageError
+from ..redact import safe_url
 
 FILE_NAME = "mcp.json"
 ENV_REF = re.compile(r"\$\{env:([^}]*)\}")
@@ -66,8 +68,9 @@ class ServerConfig:
         return "http" if isinstance(self.target, str) else "stdio"
 
     def __repr__(self) -> str:
+        target = safe_url(self.display_target)
         return (f"ServerConfig(name={self.name!r}, source={str(self.source)!r}, transport={self.transport!r}, "
-                f"target={self.display_target!r}, headers={sorted(self.headers)}, env={sorted(self.env)})")
+                f"target={target!r}, headers={sorted(self.headers)}, env={sorted(self.env)})")
 
     __str__ = __repr__
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..dialects import DIALECTS
+from ..redact import safe_url
 
 #: Names a connection may have (used as ``NAME:`` in ``NAME:TOOL``, so no ``:``).
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
@@ -394,7 +395,8 @@ class ConnectArgs:
     timeout: float | None = None
 
     def __repr__(self) -> str:  # header and env values are secrets: never shown
-        return (f"ConnectArgs(name={self.name!r}, target={self.target!r}, headers={sorted(self.headers)}, "
+        target = safe_url(self.target) if isinstance(self.target, str) else self.target
+        return (f"ConnectArgs(name={self.name!r}, target={target!r}, headers={sorted(self.headers)}, "
                 f"env={sorted(self.env)}, dialect={self.dialect!r}, timeout={self.timeout!r})")
 
 

@@ -26,6 +26,7 @@ from ..client import Client, connect as open_connection
 from ..errors import TaskLost, UsageError
 from ..index import TaskIndex, default_index
 from ..protocol import tasks_2025
+from ..redact import register_all, safe_url, scrub
 from ..tasks import TaskHandle
 from .config import redact
 from .magic_args import NAME_RE
@@ -101,8 +102,10 @@ class Runtime:
         self._bind_loop()
         if not NAME_RE.match(name):
             raise UsageError(f"{name!r} is not a usable connection name (letters, digits, _ . -; no ':')")
+        register_all(secrets)  # expanded ${env:...} values (headers and env are registered by the transports)
         shown = display_target if display_target is not None else (
             target if isinstance(target, str) else shlex.join(str(a) for a in target))
+        shown = safe_url(shown)  # no URL userinfo in what is shown or in the task index
         values = (*(headers or {}).values(), *(env or {}).values())
         about = dict(target=shown, header_names=sorted(headers or {}), env_names=sorted(env or {}),
                      source=source, secrets=frozenset(secrets) | frozenset(v for v in values if len(v) >= 3))
@@ -176,7 +179,7 @@ class Runtime:
         secrets: set[str] = set()
         for connection in self.connections.values():
             secrets |= connection.secrets
-        return redact(text, secrets)
+        return scrub(redact(text, secrets))
 
     # -- tasks ---------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from ..errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPErro
                       ServerUnreachable, SessionExpired)
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
+from ..redact import register_all, register_url, safe_url, scrub
 from .base import Transport, TransportEvents
 from .sse import SSEParser, iter_events
 
@@ -52,8 +53,10 @@ class StreamableHTTPTransport(Transport):
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None,
                  connect_timeout: float = 10.0) -> None:
-        self.url = url
-        self.label = self.server_name = url
+        self.url = url  # the real URL (its userinfo too) for requests; shown: the label, without it
+        register_url(url)
+        register_all(headers)
+        self.label = self.server_name = safe_url(url)
         self._user_headers = dict(headers or {})
         self._connect_timeout = connect_timeout
         self._client: httpx.AsyncClient | None = None
@@ -164,16 +167,16 @@ class StreamableHTTPTransport(Transport):
 
     def _connection_error(self, exc: httpx.HTTPError) -> ConnectionFailed:
         if isinstance(exc, httpx.ConnectError):
-            return ServerUnreachable(f"cannot connect to {self.url}: {exc or 'connection refused'}",
+            return ServerUnreachable(f"cannot connect to {self.label}: {exc or 'connection refused'}",
                                      server=self.server_name)
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
             # The server went away mid-exchange (a restart closes its connections).
-            return ServerUnreachable(f"the connection to {self.url} broke: {type(exc).__name__}: {exc}",
+            return ServerUnreachable(f"the connection to {self.label} broke: {type(exc).__name__}: {exc}",
                                      server=self.server_name)
         if isinstance(exc, httpx.TimeoutException):
-            return ConnectionFailed(f"timed out talking to {self.url} ({type(exc).__name__})",
+            return ConnectionFailed(f"timed out talking to {self.label} ({type(exc).__name__})",
                                     server=self.server_name)
-        return ConnectionFailed(f"HTTP failure talking to {self.url}: {type(exc).__name__}: {exc}",
+        return ConnectionFailed(f"HTTP failure talking to {self.label}: {type(exc).__name__}: {exc}",
                                 server=self.server_name)
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -244,7 +247,7 @@ class StreamableHTTPTransport(Transport):
         if status == 404 and self.session_id:
             raise SessionExpired(f"HTTP 404 for session {self.session_id}: the server ended the session",
                                  server=self.server_name)
-        text = body.decode(errors="replace").strip()
+        text = scrub(body.decode(errors="replace").strip())  # before the cut below, which could split a secret
         raise HTTPStatusError(f"HTTP {status} {response.reason_phrase} for {method or 'message'}"
                               + (f": {text[:300]}" if text else ""),
                               server=self.server_name, status_code=status, body=text)

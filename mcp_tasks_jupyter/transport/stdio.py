@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from ..errors import ConnectionFailed, InvalidMessage, ServerExited
 from ..protocol import jsonrpc
+from ..redact import register_all, scrub
 from .base import Transport, TransportEvents
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,9 @@ class StdioTransport(Transport):
 
     def __init__(self, command: str | Sequence[str], *, env: dict[str, str] | None = None,
                  cwd: str | None = None) -> None:
+        register_all(env)
         self.argv = _argv(command)
-        self.label = self.server_name = shlex.join(self.argv)
+        self.label = self.server_name = scrub(shlex.join(self.argv))
         self._env = {**os.environ, **env} if env else None
         self._cwd = cwd
         self._proc: asyncio.subprocess.Process | None = None
