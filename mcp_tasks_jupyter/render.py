@@ -10,7 +10,12 @@ Three views share this module: the ``__repr__`` / ``_repr_mimebundle_`` of ``Too
 * HTML forms are self-contained (inline styles, no scripts). Every string that came from a server
   (tool names, messages, text, keys, values, mime types, URIs) goes through ``html.escape``.
   Images become ``data:`` URIs only for PNG, JPEG, GIF and WebP with valid base64; links are live
-  only for http(s) URIs. Huge text and structures are cut, with a note saying how much.
+  only for http(s) URIs.
+* Every view of a result is bounded, however big the result: a preview (HTML or widget state) fits
+  :data:`PREVIEW_BUDGET` bytes, with notes saying how many characters, blocks, rows, keys or
+  items were left out; the text forms and the summary show the start of the text and count the
+  rest. The result object itself keeps everything. The work is bounded the same way: a preview is
+  built piece by piece until its budget is spent, never rendered whole and then cut.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from __future__ import annotations
 import base64
 import binascii
 import html
+import itertools
 import json
 import math
 import reprlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import MCPError, TaskError, TaskFailed
 from .protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
@@ -32,10 +38,22 @@ if TYPE_CHECKING:
 
 #: Characters of result text in the one-line text forms.
 TEXT_REPR_CHARS = 200
-#: Characters of result text kept in a preview (HTML and widget), over all text blocks.
+#: Content kinds listed in the text form (``content=[image/png, text, …]``), the rest counted.
+TEXT_REPR_KINDS = 8
+#: Most bytes of one result preview: its HTML in UTF-8 (``result_html``, and ``task_html`` as a
+#: whole) and its JSON (the widget's ``result`` trait, ASCII) each fit. Everything the preview shows
+#: counts at its escaped size (``&lt;`` is 4, ``\u00e9`` is 6), markup too; an image counts its
+#: base64 (one bigger than the whole budget is a note instead). Raise it to show bigger images.
+PREVIEW_BUDGET = 200_000
+#: Content blocks shown in a preview at most; the rest are counted in a note.
+PREVIEW_BLOCKS = 200
+#: Characters of one text block (or embedded resource's text) shown in a preview at most.
 PREVIEW_TEXT_CHARS = 20_000
-#: Longest base64 image (characters) shown inline; bigger ones get a note.
-MAX_IMAGE_B64 = 8_000_000
+#: Characters of a link's label or URI, of a status or progress message, of a pending question.
+LINK_CHARS = 2_000
+MESSAGE_CHARS = 2_000
+#: Pending questions listed in the task view.
+QUESTIONS_SHOWN = 5
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 #: Bounds on a structured-content preview.
 TREE_ITEMS = 50        # entries shown per object or array
@@ -72,15 +90,20 @@ def task_text(handle: "TaskHandle") -> str:
 
 
 def result_text(result: "ToolResult") -> str:
-    """``ToolResult(text='…', structured={…}, is_error=False)``, text cut to 200 characters.
+    """``ToolResult(text='…', structured={…}, is_error=False)``, text cut to 200 characters
+    (``text='…'… (4,999,800 more characters)``).
 
-    ``content=[…]`` lists the block kinds when there is more than text. Deterministic for a result.
+    ``content=[…]`` lists the block kinds when there is more than text (the first
+    :data:`TEXT_REPR_KINDS`, then ``… N more``). Deterministic for a result.
     """
-    text, cut = _cut(result.text, TEXT_REPR_CHARS)
-    parts = [f"text={text!r}{'…' if cut else ''}"]
-    kinds = [_kind(b) for b in result.content]
-    if any(k != "text" for k in kinds):
-        parts.append(f"content=[{', '.join(_plain(k) for k in kinds)}]")
+    text, more = _text_head(result.content, TEXT_REPR_CHARS)
+    parts = [f"text={text!r}" + (f"… ({more:,} more characters)" if more else "")]
+    content = result.content
+    if any(not isinstance(b, TextContent) for b in content):
+        kinds = [_plain(_short(_kind(b), 40)) for b in itertools.islice(content, TEXT_REPR_KINDS)]
+        if len(content) > TEXT_REPR_KINDS:
+            kinds.append(f"… {len(content) - TEXT_REPR_KINDS:,} more")
+        parts.append(f"content=[{', '.join(kinds)}]")
     if result.structured is not None:
         structured, cut = _cut(_plain(_short_repr.repr(result.structured)), TEXT_REPR_CHARS)
         parts.append(f"structured={structured}{'…' if cut else ''}")
@@ -159,7 +182,7 @@ def format_duration(seconds: float) -> str:
 
 # -- a JSON-able preview of a result (the HTML below and the widget both draw it) -------------
 
-def result_preview(result: "ToolResult") -> dict[str, Any]:
+def result_preview(result: "ToolResult", *, budget: int | None = None) -> dict[str, Any]:
     """A bounded, JSON-able description of ``result`` for display.
 
     ``{"is_error", "blocks": [...], "structured": None | {"kind": "table"|"tree", ...}}``; a block is
@@ -167,68 +190,224 @@ def result_preview(result: "ToolResult") -> dict[str, Any]:
     base64), ``{"kind": "link", "label", "uri", "href"}`` (href only for http(s)),
     ``{"kind": "resource", "uri", "text", "cut"}`` or ``{"kind": "note", "text"}``.
     Values are the server's own strings: whoever draws them must escape them.
+
+    The preview fits ``budget`` bytes (default :data:`PREVIEW_BUDGET`) both as the HTML of
+    :func:`preview_html` and as JSON: blocks are taken in order while they fit (and at most
+    :data:`PREVIEW_BLOCKS` of them), the rest are counted in a last note ("… N more blocks not
+    shown"); a quarter of the budget is kept for the structured content. It is built piece by
+    piece, so a huge result costs no more work than a preview that fills the budget.
     """
-    budget = PREVIEW_TEXT_CHARS
+    budget = PREVIEW_BUDGET if budget is None else budget
+    colour = _ERROR_COLOUR if result.is_error else ""
+    room = _Room(budget - _FRAME_COST)
+    reserve = room.left // 4 if result.structured is not None else 0
+    room.left -= reserve + _TAIL_NOTE_COST
+    capacity = room.left
+    content = result.content
     blocks: list[dict[str, Any]] = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            text, cut = _cut(block.text, budget)
-            budget -= len(text)
-            blocks.append({"kind": "text", "text": text, "cut": cut})
-        elif isinstance(block, ImageContent):
-            blocks.append(_image(block.mime_type, block.data))
-        elif isinstance(block, AudioContent):
-            blocks.append(_note(f"audio ({block.mime_type}) not shown"))
-        elif isinstance(block, ResourceLink):
-            blocks.append({"kind": "link", "label": block.title or block.name, "uri": block.uri,
-                           "href": block.uri if _is_http(block.uri) else None})
-        elif isinstance(block, EmbeddedResource):
-            res = block.resource
-            text, cut = _cut(res.text or "", budget)
-            budget -= len(text)
-            blocks.append({"kind": "resource", "uri": res.uri, "text": text if res.text else None,
-                           "cut": cut, "mime": res.mime_type})
-        else:
-            blocks.append(_note(f"content of type {block.type} not shown"))
+    costs: list[int] = []
+    for block in content:
+        if len(blocks) >= PREVIEW_BLOCKS:
+            break
+        entry = _block_preview(block, room.left, capacity)
+        cost = 0 if entry is None else _block_cost(entry, colour)
+        if entry is None or not room.take(cost):
+            break
+        blocks.append(entry)
+        costs.append(cost)
+    room.left += _TAIL_NOTE_COST
+    if len(blocks) < len(content):
+        tail = _note(_more_blocks_text(content, len(blocks)))
+        while not room.take(_block_cost(tail, colour)) and blocks:  # give way to the note
+            blocks.pop()
+            room.left += costs.pop()
+            tail = _note(_more_blocks_text(content, len(blocks)))
+        blocks.append(tail)
+    room.left += reserve
     return {"is_error": result.is_error, "blocks": blocks,
-            "structured": structured_preview(result.structured)}
+            "structured": _structured(result.structured, room)}
 
 
-def structured_preview(value: Any) -> dict[str, Any] | None:
-    """A table for a list of flat objects, else a bounded tree (see :func:`tree_node`)."""
+def structured_preview(value: Any, *, budget: int | None = None) -> dict[str, Any] | None:
+    """A table for a list of flat objects, else a bounded tree (see :func:`tree_node`); its HTML
+    and its JSON fit ``budget`` bytes (default :data:`PREVIEW_BUDGET`)."""
+    return _structured(value, _Room(PREVIEW_BUDGET if budget is None else budget))
+
+
+def tree_node(value: Any, depth: int = 0, *, budget: int | None = None) -> dict[str, Any]:
+    """A bounded tree of JSON ``value``: ``{"t": "o"|"a", "items", "more"}`` for objects (items are
+    ``[key, node]``) and arrays, ``{"t": "v", "v", "cut"}`` for scalars, ``{"t": "cut", "n"}`` past
+    the depth limit. At most :data:`TREE_ITEMS` entries per object or array, :data:`TREE_DEPTH`
+    levels, :data:`TREE_STRING` characters per key or string; entries are taken depth first while
+    they fit ``budget`` bytes of HTML (and of JSON), the rest counted in ``more``."""
+    room = _Room(PREVIEW_BUDGET if budget is None else budget)
+    return _tree(value, depth, room, None) or _cut_node(value)
+
+
+def _structured(value: Any, room: "_Room") -> dict[str, Any] | None:
     if value is None:
         return None
     if _is_flat_table(value):
-        columns: list[str] = []
-        for row in value:
-            columns.extend(k for k in row if k not in columns)
-        shown = columns[:TABLE_COLUMNS]
-        rows = [[_cell(row.get(c)) for c in shown] for row in value[:TABLE_ROWS]]
-        return {"kind": "table", "columns": shown, "rows": rows,
-                "more_rows": max(0, len(value) - TABLE_ROWS),
-                "more_columns": max(0, len(columns) - TABLE_COLUMNS)}
-    return {"kind": "tree", "node": tree_node(value)}
+        return _table(value, room)
+    room.take(_TREE_FRAME_COST)
+    return {"kind": "tree", "node": _tree(value, 0, room, None) or _cut_node(value)}
 
 
-def tree_node(value: Any, depth: int = 0) -> dict[str, Any]:
-    """A bounded tree of JSON ``value``: ``{"t": "o"|"a", "items", "more"}`` for objects (items are
-    ``[key, node]``) and arrays, ``{"t": "v", "v", "cut"}`` for scalars, ``{"t": "cut", "n"}`` past
-    the depth limit."""
-    if isinstance(value, dict):
+class _Room:
+    """What is left of a preview's budget, in bytes (of HTML and of JSON, whichever is more)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def take(self, cost: int) -> bool:
+        """Spend ``cost`` if it fits (True), else spend nothing (False)."""
+        if cost > self.left:
+            return False
+        self.left -= cost
+        return True
+
+
+def _block_preview(block: Any, room: int, capacity: int) -> dict[str, Any] | None:
+    """One block's preview, its text cut to fit ``room``; None when it cannot be shown in the room
+    left. ``capacity`` is the room all blocks had: an image bigger than that becomes a note."""
+    if isinstance(block, TextContent):
+        text = _fit(block.text[:PREVIEW_TEXT_CHARS], room - _TEXT_BLOCK_COST)
+        if not text and block.text:
+            return None
+        return {"kind": "text", "text": text, "cut": len(block.text) - len(text)}
+    if isinstance(block, ImageContent):
+        return _image(block.mime_type, block.data, room, capacity)
+    if isinstance(block, AudioContent):
+        return _note(f"audio ({_short(block.mime_type)}) not shown")
+    if isinstance(block, ResourceLink):
+        uri = _short(block.uri, LINK_CHARS)
+        href = uri if _is_http(block.uri) and uri == block.uri else None  # a cut URI is no link
+        return {"kind": "link", "label": _short(block.title or block.name, LINK_CHARS), "uri": uri,
+                "href": href}
+    if isinstance(block, EmbeddedResource):
+        res = block.resource
+        uri = _short(res.uri, LINK_CHARS)
+        head = {"kind": "resource", "uri": uri, "text": "", "cut": _BIG, "mime": _short(res.mime_type)}
+        text = _fit((res.text or "")[:PREVIEW_TEXT_CHARS], room - _block_cost(head, ""))
+        if res.text and not text:
+            return None
+        return {**head, "text": text if res.text else None, "cut": len(res.text or "") - len(text)}
+    return _note(f"content of type {_short(block.type)} not shown")
+
+
+def _image(mime: str, data: str, room: int, capacity: int) -> dict[str, Any] | None:
+    """An image block if it is an allowed type with valid base64 and fits ``room``; a note if it
+    can never be shown (a type not allowed, invalid base64, bigger than ``capacity``); None if it
+    only lacks room now. Its base64 is checked only once it fits."""
+    if mime not in IMAGE_MIMES:
+        return _note(f"image ({_short(mime)}) not shown")
+    if len(data) + _IMAGE_BLOCK_COST > capacity:
+        return _note(f"image ({mime}, {len(data) * 3 // 4:,} bytes) too large to show: a preview holds "
+                     f"{PREVIEW_BUDGET:,} bytes (render.PREVIEW_BUDGET)")
+    if len(data) + _IMAGE_BLOCK_COST > room:
+        return None
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return _note(f"image ({mime}) with invalid base64 data not shown")
+    return {"kind": "image", "mime": mime, "data": data}
+
+
+def _more_blocks_text(content: list[Any], shown: int) -> str:
+    """``… 9,800 more blocks not shown: text ×9,700 (1,234,567 characters), image/png ×100``."""
+    counts: dict[str, int] = {}  # the first few other kinds; blocks of any further kind are "other"
+    texts = chars = other = 0
+    for block in itertools.islice(content, shown, None):
+        if isinstance(block, TextContent):
+            texts += 1
+            chars += len(block.text)
+            continue
+        kind = _short(_kind(block), 40)
+        if kind in counts or len(counts) < 4:
+            counts[kind] = counts.get(kind, 0) + 1
+        else:
+            other += 1
+    kinds = [f"text ×{texts:,} ({chars:,} characters)"] if texts else []
+    kinds += [f"{kind} ×{count:,}" for kind, count in counts.items()]
+    if other:
+        kinds.append(f"other ×{other:,}")
+    n = len(content) - shown
+    return f"… {n:,} more block{'s' if n != 1 else ''} not shown: {', '.join(kinds)}"
+
+
+def _table(rows: list[dict[str, Any]], room: "_Room") -> dict[str, Any]:
+    """A table of the first rows and columns that fit ``room`` (the columns of the first
+    :data:`TABLE_ROWS` rows: no other row can be shown)."""
+    names: dict[Any, None] = {}
+    for row in itertools.islice(rows, TABLE_ROWS):
+        for name in row:
+            names.setdefault(name)
+    room.take(_TABLE_FRAME_COST)
+    keys: list[Any] = []
+    columns: list[str] = []
+    for name in itertools.islice(names, TABLE_COLUMNS):
+        label = _fit(str(name)[:TREE_STRING], room.left - _HEAD_CELL_COST)
+        if not room.take(_HEAD_CELL_COST + _text_len(label)):
+            break
+        keys.append(name)
+        columns.append(label)
+    shown: list[list[str]] = []
+    for row in itertools.islice(rows, TABLE_ROWS):
+        cells = [_cell(row.get(key)) for key in keys]
+        if not room.take(_ROW_COST + sum(_CELL_COST + _text_len(cell) for cell in cells)):
+            break
+        shown.append(cells)
+    return {"kind": "table", "columns": columns, "rows": shown, "more_rows": len(rows) - len(shown),
+            "more_columns": len(names) - len(columns)}
+
+
+def _tree(value: Any, depth: int, room: "_Room", key: str | None) -> dict[str, Any] | None:
+    """The node of ``value`` (labelled ``key``) that fits ``room``, None if not even its smallest form does."""
+    if isinstance(value, (dict, list, tuple)):
         if depth >= TREE_DEPTH:
-            return {"t": "cut", "kind": "object", "n": len(value)}
-        items = [[str(k), tree_node(v, depth + 1)] for k, v in list(value.items())[:TREE_ITEMS]]
-        return {"t": "o", "items": items, "more": max(0, len(value) - TREE_ITEMS)}
-    if isinstance(value, (list, tuple)):
-        if depth >= TREE_DEPTH:
-            return {"t": "cut", "kind": "array", "n": len(value)}
-        items = [tree_node(v, depth + 1) for v in value[:TREE_ITEMS]]
-        return {"t": "a", "items": items, "more": max(0, len(value) - TREE_ITEMS)}
+            node = _cut_node(value)
+            return node if room.take(_node_cost(node, key)) else None
+        is_object = isinstance(value, dict)
+        node = {"t": "o" if is_object else "a", "items": [], "more": 0}
+        if not room.take(_node_cost({**node, "more": _BIG}, key)):
+            return None
+        items: list[Any] = node["items"]
+        entries = value.items() if is_object else enumerate(value)
+        for name, child_value in itertools.islice(entries, TREE_ITEMS):
+            label = _key_label(name, room.left // 2) if is_object else f"[{name}]"
+            child = _tree(child_value, depth + 1, room, label)
+            if child is None:
+                break
+            items.append([label, child] if is_object else child)
+        node["more"] = len(value) - len(items)
+        return node
     scalar = _scalar(value)
     if isinstance(scalar, str):
-        text, cut = _cut(scalar, TREE_STRING)
-        return {"t": "v", "v": text, "cut": cut}
+        empty = {"t": "v", "v": "", "cut": _BIG}
+        text = _fit(scalar[:TREE_STRING], room.left - _node_cost(empty, key), _leaf_len)
+        node = {"t": "v", "v": text, "cut": len(scalar) - len(text)}
+    else:
+        node = {"t": "v", "v": scalar, "cut": 0}
+    return node if room.take(_node_cost(node, key)) else None
+
+
+def _cut_node(value: Any) -> dict[str, Any]:
+    """The smallest node for ``value`` (when a budget is too small for anything else)."""
+    if isinstance(value, (dict, list, tuple)):
+        return {"t": "cut", "kind": "object" if isinstance(value, dict) else "array", "n": len(value)}
+    scalar = _scalar(value)
+    if isinstance(scalar, str):
+        return {"t": "v", "v": "", "cut": len(scalar)}
     return {"t": "v", "v": scalar, "cut": 0}
+
+
+def _key_label(key: Any, room: int) -> str:
+    """An object key as a label: at most TREE_STRING characters (and ``room``), "…" when cut."""
+    key = key if isinstance(key, str) else str(key)
+    label = _fit(key[:TREE_STRING], room)
+    return label if len(label) == len(key) else label + "…"
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -258,12 +437,17 @@ def task_html(handle: "TaskHandle") -> str:
              f'{"took " if done else "running for "}{took}</span></span>')
     parts = [f"<div>{head}</div>"]
     if handle.status_message:
-        parts.append(f'<div style="{_MUTED}">{_esc(handle.status_message)}</div>')
+        text, cut = _cut(handle.status_message, MESSAGE_CHARS)
+        parts.append(f'<div style="{_MUTED}">{_esc(text)}{"…" if cut else ""}</div>')
     if not done and handle.progress is not None:
         parts.append(_progress_html(handle))
     if handle.pending_input:
-        for question in pending_questions(handle):
-            parts.append(f"<div>waiting for input: {_esc(question)}</div>")
+        questions = pending_questions(handle)
+        for question in questions[:QUESTIONS_SHOWN]:
+            text, cut = _cut(question, MESSAGE_CHARS)
+            parts.append(f"<div>waiting for input: {_esc(text)}{'…' if cut else ''}</div>")
+        if len(questions) > QUESTIONS_SHOWN:
+            parts.append(f'<div style="{_MUTED}">… {len(questions) - QUESTIONS_SHOWN:,} more questions</div>')
     if done:
         failure = failure_message(handle)
         if failure is not None:
@@ -271,7 +455,9 @@ def task_html(handle: "TaskHandle") -> str:
             text, cut = _cut(failure, PREVIEW_TEXT_CHARS)
             parts.append(f'<pre style="{_PRE};color:{colour}">{_esc(text)}</pre>{_cut_note(cut)}')
         else:
-            parts.append(result_html(handle.result(), boxed=False))
+            # The whole box fits the budget: the result gets what the head left.
+            used = _TASK_BOX_COST + sum(_utf8_len(part) for part in parts)
+            parts.append(result_html(handle.result(), boxed=False, budget=PREVIEW_BUDGET - used))
     return f'<div class="mtj-task" style="{_BOX}">{"".join(parts)}</div>'
 
 
@@ -301,10 +487,11 @@ def summary_html(handle: "TaskHandle") -> str:
     return f'<div class="mtj-summary" style="{_BOX}">{"".join(parts)}</div>'
 
 
-def result_html(result: "ToolResult", *, boxed: bool = True) -> str:
+def result_html(result: "ToolResult", *, boxed: bool = True, budget: int | None = None) -> str:
     """The result preview as HTML: text preformatted, allowed images inline, resource links,
-    structured content as a table (list of flat objects) or a collapsible tree."""
-    return preview_html(result_preview(result), boxed=boxed)
+    structured content as a table (list of flat objects) or a collapsible tree. At most ``budget``
+    bytes (default :data:`PREVIEW_BUDGET`), with notes on what was left out."""
+    return preview_html(result_preview(result, budget=budget), boxed=boxed)
 
 
 def preview_html(preview: dict[str, Any], *, boxed: bool = True) -> str:
@@ -312,32 +499,34 @@ def preview_html(preview: dict[str, Any], *, boxed: bool = True) -> str:
     parts: list[str] = []
     if preview["is_error"]:
         parts.append(f"<div>{status_badge_html('failed')} the tool reported an error</div>")
-    colour = ";color:#cf222e" if preview["is_error"] else ""
-    for block in preview["blocks"]:
-        kind = block["kind"]
-        if kind == "text":
-            parts.append(f'<pre style="{_PRE}{colour}">{_esc(block["text"])}</pre>{_cut_note(block["cut"])}')
-        elif kind == "image":
-            parts.append(f'<div><img alt="{_esc(block["mime"])} image" style="max-width:100%" '
-                         f'src="data:{block["mime"]};base64,{block["data"]}"></div>')
-        elif kind == "link":
-            label, uri = _esc(block["label"]), _esc(block["uri"])
-            if block["href"]:
-                parts.append(f'<div>link: <a href="{_esc(block["href"])}" target="_blank" '
-                             f'rel="noopener noreferrer">{label}</a> <code>{uri}</code></div>')
-            else:
-                parts.append(f"<div>link: {label} <code>{uri}</code></div>")
-        elif kind == "resource":
-            parts.append(f"<div>resource <code>{_esc(block['uri'])}</code></div>")
-            if block["text"] is not None:
-                parts.append(f'<pre style="{_PRE}">{_esc(block["text"])}</pre>{_cut_note(block["cut"])}')
-        else:
-            parts.append(f'<div style="{_MUTED}">{_esc(block["text"])}</div>')
+    colour = _ERROR_COLOUR if preview["is_error"] else ""
+    parts.extend(_block_html(block, colour) for block in preview["blocks"])
     structured = preview["structured"]
     if structured is not None:
         parts.append(_structured_html(structured))
     body = "".join(parts) or f'<div style="{_MUTED}">(no content)</div>'
     return f'<div class="mtj-result" style="{_BOX}">{body}</div>' if boxed else body
+
+
+def _block_html(block: dict[str, Any], colour: str) -> str:
+    kind = block["kind"]
+    if kind == "text":
+        return f'<pre style="{_PRE}{colour}">{_esc(block["text"])}</pre>{_cut_note(block["cut"])}'
+    if kind == "image":  # an allowed mime type and valid base64: nothing to escape in the URI
+        return (f'<div><img alt="{_esc(block["mime"])} image" style="max-width:100%" '
+                f'src="data:{block["mime"]};base64,{block["data"]}"></div>')
+    if kind == "link":
+        label, uri = _esc(block["label"]), _esc(block["uri"])
+        if block["href"]:
+            return (f'<div>link: <a href="{_esc(block["href"])}" target="_blank" '
+                    f'rel="noopener noreferrer">{label}</a> <code>{uri}</code></div>')
+        return f"<div>link: {label} <code>{uri}</code></div>"
+    if kind == "resource":
+        head = f"<div>resource <code>{_esc(block['uri'])}</code></div>"
+        if block["text"] is None:
+            return head
+        return f'{head}<pre style="{_PRE}">{_esc(block["text"])}</pre>{_cut_note(block["cut"])}'
+    return f'<div style="{_MUTED}">{_esc(block["text"])}</div>'
 
 
 def pending_questions(handle: "TaskHandle") -> list[str]:
@@ -428,18 +617,6 @@ def _cut_note(cut: int) -> str:
     return f'<div style="{_MUTED}">… {cut:,} more characters not shown</div>' if cut else ""
 
 
-def _image(mime: str, data: str) -> dict[str, Any]:
-    if mime not in IMAGE_MIMES:
-        return _note(f"image ({mime}) not shown")
-    if len(data) > MAX_IMAGE_B64:
-        return _note(f"image ({mime}, {len(data) * 3 // 4:,} bytes) too large to show")
-    try:
-        base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return _note(f"image ({mime}) with invalid base64 data not shown")
-    return {"kind": "image", "mime": mime, "data": data}
-
-
 def _note(text: str) -> dict[str, Any]:
     return {"kind": "note", "text": text}
 
@@ -507,7 +684,102 @@ def _headline(handle: "TaskHandle") -> str | None:
     if failure is not None:
         return failure
     result = handle.result()
-    if result.text:
-        return result.text
-    kinds = [_kind(b) for b in result.content]
+    text, _ = _text_head(result.content, _HEADLINE_CHARS)
+    if text.strip():
+        return text
+    kinds = [_short(_kind(b), 40) for b in itertools.islice(result.content, TEXT_REPR_KINDS + 1)]
     return f"[{', '.join(kinds)}]" if kinds else None
+
+
+#: Characters of a result's text searched for its first line (the summary shows at most 120).
+_HEADLINE_CHARS = 4_096
+
+
+def _text_head(content: list[Any], limit: int) -> tuple[str, int]:
+    """The first ``limit`` characters of the text blocks joined by newlines (``ToolResult.text``),
+    and how many characters more that text has; without joining it all."""
+    parts: list[str] = []
+    size = total = 0
+    first = True
+    for block in content:
+        if not isinstance(block, TextContent):
+            continue
+        if not first:  # the newline between two blocks
+            total += 1
+            if size < limit:
+                parts.append("\n")
+                size += 1
+        first = False
+        total += len(block.text)
+        if size < limit:
+            piece = block.text[:limit - size]
+            parts.append(piece)
+            size += len(piece)
+    head = "".join(parts)
+    return head, total - len(head)
+
+
+# -- what pieces of a preview cost (bytes of HTML or of JSON, whichever is more) --------------
+
+def _text_len(text: str) -> int:
+    """The bytes of ``text`` escaped in HTML (UTF-8), or as a JSON string (without its quotes),
+    whichever is more: at least one per character."""
+    return max(_utf8_len(_esc(text)), len(json.dumps(text)) - 2)
+
+
+def _leaf_len(text: str) -> int:
+    """The bytes of a tree's string value: drawn as JSON text and escaped in HTML, or sent as JSON."""
+    return max(_utf8_len(_esc(_json_text(text))), len(json.dumps(text)))
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _fit(text: str, room: int, measure: Callable[[str], int] = _text_len) -> str:
+    """The longest start of ``text`` whose ``measure`` is at most ``room``.
+
+    ``measure`` adds up character by character, each counting at least 1: so dropping the
+    overshoot's worth of characters from the end always fits, and two measurements suffice.
+    """
+    if room <= 0:
+        return ""
+    piece = text[:room]
+    over = measure(piece) - room
+    while over > 0 and piece:
+        piece = piece[:max(0, len(piece) - over)]
+        over = measure(piece) - room
+    return piece
+
+
+def _short(text: str | None, limit: int = 100) -> str | None:
+    """A server's string shown inside our own words (a mime type, a block type): cut to ``limit``."""
+    return text if text is None or len(text) <= limit else text[:limit] + "…"
+
+
+def _block_cost(block: dict[str, Any], colour: str) -> int:
+    """What a preview block costs: its HTML, or its JSON and the separator in the list."""
+    return max(_utf8_len(_block_html(block, colour)), len(json.dumps(block)) + 2)
+
+
+def _node_cost(node: dict[str, Any], key: str | None) -> int:
+    """What a tree node costs without its children: its HTML (label included), or its JSON entry."""
+    return max(_utf8_len(_tree_html(node, key)), len(json.dumps([key, node])) + 2)
+
+
+_BIG = 10**15  # a count as long as any real one, for measuring the notes that carry one
+_ERROR_COLOUR = ";color:#cf222e"
+_FRAME_COST = max(len(preview_html({"is_error": True, "blocks": [], "structured": None})),
+                  len(json.dumps({"is_error": True, "blocks": [], "structured": None})))
+_TASK_BOX_COST = len(f'<div class="mtj-task" style="{_BOX}"></div>')
+_TEXT_BLOCK_COST = _block_cost({"kind": "text", "text": "", "cut": _BIG}, _ERROR_COLOUR)
+_IMAGE_BLOCK_COST = max(_block_cost({"kind": "image", "mime": mime, "data": ""}, "") for mime in IMAGE_MIMES)
+_TAIL_NOTE_COST = 600  # kept for the "… N more blocks" note (blocks give way if it needs more)
+_LEAF = {"t": "v", "v": 0, "cut": 0}
+_TREE_FRAME_COST = len(_structured_html({"kind": "tree", "node": _LEAF})) - len(_tree_html(_LEAF))
+_TABLE_FRAME_COST = max(
+    len(_structured_html({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})),
+    len(json.dumps({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})))
+_HEAD_CELL_COST = max(len(f'<th style="{_CELL}"></th>'), 4)  # plus the label; JSON: quotes and ", "
+_CELL_COST = max(len(f'<td style="{_CELL}"></td>'), 4)
+_ROW_COST = max(len("<tr></tr>"), 4)

@@ -143,10 +143,12 @@ def test_huge_text_is_cut_with_a_note_of_how_much():
     text = "x" * (render.PREVIEW_TEXT_CHARS + 12_345)
     res = result({"content": [{"type": "text", "text": text}, {"type": "text", "text": "more"}]})
     preview = render.result_preview(res)
-    assert [b["cut"] for b in preview["blocks"]] == [12_345, 4]
-    assert len(preview["blocks"][0]["text"]) == render.PREVIEW_TEXT_CHARS
+    assert [b["cut"] for b in preview["blocks"]] == [12_345, 0]  # the limit is per block
+    assert len(preview["blocks"][0]["text"]) == render.PREVIEW_TEXT_CHARS and preview["blocks"][1]["text"] == "more"
     assert "12,345 more characters not shown" in Markup(render.result_html(res)).text
-    assert render.result_text(res) == f"ToolResult(text={'x' * render.TEXT_REPR_CHARS!r}…, is_error=False)"
+    more = len(res.text) - render.TEXT_REPR_CHARS
+    assert render.result_text(res) == (f"ToolResult(text={'x' * render.TEXT_REPR_CHARS!r}… "
+                                       f"({more:,} more characters), is_error=False)")
 
 
 def test_huge_structures_are_bounded():

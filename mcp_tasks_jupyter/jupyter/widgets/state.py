@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...render import failure_message, pending_questions, result_preview, status_message
+from ...render import MESSAGE_CHARS, QUESTIONS_SHOWN, failure_message, pending_questions, result_preview, status_message
 
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
@@ -43,12 +43,13 @@ class TaskState:
             self._finished_seen = True
             error = failure_message(h)
             self._error = error if error is None or len(error) <= ERROR_CHARS else error[:ERROR_CHARS] + "…"
+            # Bounded (render.PREVIEW_BUDGET characters of JSON): this is what the browser is sent.
             self._preview = result_preview(h.result()) if self._error is None else None
         return {
             "tool": h.tool or "(unknown tool)",
             "server": h.server,
             "status": h.status,
-            "status_message": status_message(h) or "",
+            "status_message": _cut(status_message(h) or "", MESSAGE_CHARS),
             "progress": None if progress is None else [progress.progress, progress.total, progress.message],
             "started": h.started,
             "finished": h.finished,
@@ -60,7 +61,8 @@ class TaskState:
             "result": self._preview,
             "logs": self._logs(),
             "log_count": len(h.logs),
-            "pending": pending_questions(h) if h.pending_input else [],
+            "pending": [_cut(q, MESSAGE_CHARS) for q in pending_questions(h)[:QUESTIONS_SHOWN]]
+            if h.pending_input else [],
         }
 
     def _created_epoch(self) -> float | None:
@@ -124,6 +126,10 @@ def format_log(params: dict[str, Any]) -> str:
     head = f"{level} {logger}" if isinstance(logger, str) else str(level)
     line = f"{head}: {text}"
     return line if len(line) <= LOG_LINE_CHARS else line[:LOG_LINE_CHARS] + "…"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _epoch(iso: str | None) -> float | None:
