@@ -7,8 +7,12 @@ clearer than a generic schema failure). Request ids are ``int | str``; ``0`` is 
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any, Union
+
+from . import bounds
 
 RequestId = Union[int, str]
 
@@ -18,6 +22,18 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
+
+#: The limits of ``decode``. Values nest at most MAX_DEPTH levels: any schema or result seen is far
+#: shallower, and code that walks a value recursively (rendering, the task index's JSON) keeps ample
+#: room below the interpreter's recursion limit.
+MAX_DEPTH = 128
+#: A batch holds at most this many messages (servers send batches rarely, and short ones).
+MAX_BATCH = 1000
+#: An integer literal has at most this many characters: every integer then converts to a float
+#: (doubles reach 1.8e308), and parsing stays linear whatever ``sys.set_int_max_str_digits`` says.
+MAX_INT_CHARS = 300
+#: A JSON-RPC error's message is cut to this length (it is shown to users).
+MAX_ERROR_MESSAGE_CHARS = bounds.MAX_STATUS_MESSAGE_CHARS
 
 
 class MessageError(ValueError):
@@ -92,7 +108,8 @@ def parse_message(obj: Any) -> Message:
             raise MessageError("'error' must be an object with an integer 'code' and a string 'message'")
         if msg_id is not None and not _valid_id(msg_id):
             raise MessageError("response 'id' must be a string, an integer or null")
-        return ErrorResponse(msg_id, err["code"], err["message"], err.get("data"))
+        return ErrorResponse(msg_id, err["code"], bounds.clip(err["message"], MAX_ERROR_MESSAGE_CHARS),
+                             err.get("data"))
     if "result" not in obj:
         raise MessageError("response has neither 'result' nor 'error'")
     if not _valid_id(msg_id):
@@ -104,16 +121,76 @@ def parse_message(obj: Any) -> Message:
 
 
 def decode(data: bytes | str) -> list[Message]:
-    """Decode one JSON text (a message or a batch) into messages; raise MessageError if invalid."""
+    """Decode one JSON text (a message or a batch) into messages; raise MessageError if invalid.
+
+    Stricter than ``json.loads``: bytes must be UTF-8; ``NaN`` and the infinities are refused (they are
+    not JSON), and so are numbers too large for a double, integers longer than MAX_INT_CHARS, unpaired
+    surrogate escapes (text that cannot be sent back as UTF-8), values nested deeper than MAX_DEPTH and
+    batches longer than MAX_BATCH. Whatever arrives, the only exception is MessageError.
+    """
     try:
-        obj = json.loads(data)
-    except ValueError as exc:
-        raise MessageError(f"not valid JSON ({exc})") from None
+        text = data.decode("utf-8-sig") if isinstance(data, (bytes, bytearray)) else data
+        obj = _DECODER.decode(text)
+    except MessageError:
+        raise
+    except RecursionError:
+        raise MessageError(f"not valid JSON (nested deeper than {MAX_DEPTH} levels)") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise MessageError(f"not valid JSON ({bounds.clip(str(exc), 200)})") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(obj, MAX_DEPTH):
+        raise MessageError(f"not valid JSON (nested deeper than {MAX_DEPTH} levels)")
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None and not _encodable(obj):
+        raise MessageError("not valid JSON (an unpaired UTF-16 surrogate escape: not Unicode text)")
     if isinstance(obj, list):
         if not obj:
             raise MessageError("empty batch")
+        if len(obj) > MAX_BATCH:
+            raise MessageError(f"a batch of {len(obj)} messages (at most {MAX_BATCH})")
         return [parse_message(item) for item in obj]
     return [parse_message(obj)]
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in _INFINITIES:
+        raise MessageError(f"not valid JSON (the number {bounds.clip(literal, 40)} is too large for a double)")
+    return value
+
+
+def _bounded_int(literal: str) -> int:
+    if len(literal) > MAX_INT_CHARS:
+        raise MessageError(f"not valid JSON (an integer of {len(literal)} digits; at most {MAX_INT_CHARS})")
+    return int(literal)
+
+
+def _no_constant(name: str) -> Any:
+    raise MessageError(f"not valid JSON ({name} is not a JSON number)")
+
+
+def _deeper_than(obj: Any, limit: int) -> bool:
+    """Whether containers nest more than ``limit`` levels (the outermost is level 1); level by level,
+    without recursion."""
+    level = [obj]
+    for _depth in range(limit):
+        level = [child for value in level for child in (value.values() if type(value) is dict else value)
+                 if type(child) in _CONTAINERS]
+        if not level:
+            return False
+    return True
+
+
+def _encodable(obj: Any) -> bool:
+    try:
+        _ENCODER.encode(obj).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_INFINITIES = (math.inf, -math.inf)
+_CONTAINERS = (dict, list)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_no_constant)
 
 
 #: One encoder for every message (``json.dumps`` with options builds a new one per call).

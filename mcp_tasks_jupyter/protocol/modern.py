@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .bounds import quoted
 from .types import DiscoverResult, Implementation, parse
 
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -102,10 +103,10 @@ def input_requests(obj: dict[str, Any], what: str) -> dict[str, dict[str, Any]]:
         raise ValueError(f"invalid {what}: 'inputRequests' must be an object")
     for key, request in requests.items():
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-            raise ValueError(f"invalid {what}: inputRequests[{key!r}] must be an object with a 'method'")
+            raise ValueError(f"invalid {what}: inputRequests[{quoted(key)}] must be an object with a 'method'")
         params = request.get("params", {})
         if not isinstance(params, dict):
-            raise ValueError(f"invalid {what}: inputRequests[{key!r}].params must be an object")
+            raise ValueError(f"invalid {what}: inputRequests[{quoted(key)}].params must be an object")
     return requests
 
 

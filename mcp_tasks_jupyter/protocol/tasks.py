@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import bounds
+
 WORKING = "working"
 INPUT_REQUIRED = "input_required"
 COMPLETED = "completed"
@@ -36,41 +38,27 @@ class TaskState:
         return self.status in TERMINAL
 
 
-def _opt_ms(obj: dict[str, Any], key: str, what: str) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"invalid {what}: '{key}' must be a non-negative number of milliseconds")
-    return int(value)
-
-
-def _opt_str(obj: dict[str, Any], key: str, what: str) -> str | None:
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    raise ValueError(f"invalid {what}: '{key}' must be a string")
-
-
 def parse_task(obj: Any, what: str = "task", *, ttl_key: str = "ttl",
                poll_key: str = "pollInterval") -> TaskState:
-    """Validate a wire Task object and return the internal snapshot (raises ValueError)."""
+    """Validate a wire Task object and return the internal snapshot (raises ValueError naming the field).
+
+    The poll interval and the TTL are clamped to the ranges in ``bounds.py``, the strings cut to its
+    lengths: a TaskState holds only values this client can act on and show.
+    """
     if not isinstance(obj, dict):
         raise ValueError(f"invalid {what}: expected an object")
-    task_id = obj.get("taskId")
-    if not isinstance(task_id, str) or not task_id:
-        raise ValueError(f"invalid {what}: 'taskId' must be a non-empty string")
+    task_id = bounds.task_id(obj.get("taskId"), what)
     status = obj.get("status")
-    if status not in SERVER_STATUSES:
-        raise ValueError(f"invalid {what}: unknown status {status!r}")
+    if not isinstance(status, str) or status not in SERVER_STATUSES:
+        raise ValueError(f"invalid {what}: unknown status {bounds.quoted(status)}")
     return TaskState(
         task_id=task_id,
         status=status,
-        status_message=_opt_str(obj, "statusMessage", what),
-        created_at=_opt_str(obj, "createdAt", what),
-        last_updated_at=_opt_str(obj, "lastUpdatedAt", what),
-        ttl_ms=_opt_ms(obj, ttl_key, what),
-        poll_interval_ms=_opt_ms(obj, poll_key, what),
+        status_message=bounds.text(obj, "statusMessage", what, bounds.MAX_STATUS_MESSAGE_CHARS),
+        created_at=bounds.text(obj, "createdAt", what, bounds.MAX_TIMESTAMP_CHARS),
+        last_updated_at=bounds.text(obj, "lastUpdatedAt", what, bounds.MAX_TIMESTAMP_CHARS),
+        ttl_ms=bounds.ttl_ms(obj, ttl_key, what),
+        poll_interval_ms=bounds.poll_interval_ms(obj, poll_key, what),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import bounds
 from .modern import input_requests, result_type
 from .tasks import TaskState, parse_task
 
@@ -44,22 +45,17 @@ class DetailedTask:
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _normalise_units(obj: dict[str, Any]) -> dict[str, Any]:
-    """Earlier drafts named the fields ``ttlSeconds`` and ``pollIntervalMilliseconds``."""
-    if "ttlMs" not in obj and isinstance(obj.get("ttlSeconds"), (int, float)) \
-            and not isinstance(obj.get("ttlSeconds"), bool):
-        obj = {**obj, "ttlMs": obj["ttlSeconds"] * 1000}
-    if "pollIntervalMs" not in obj and "pollIntervalMilliseconds" in obj:
-        obj = {**obj, "pollIntervalMs": obj["pollIntervalMilliseconds"]}
-    return obj
-
-
 def _task(obj: Any, what: str) -> TaskState:
     if not isinstance(obj, dict):
         raise ValueError(f"invalid {what}: expected an object")
-    if "ttlMs" not in obj or "pollIntervalMs" not in obj:
-        obj = _normalise_units(obj)
-    state = parse_task(obj, what, ttl_key="ttlMs", poll_key="pollIntervalMs")
+    # Earlier drafts named the fields ``ttlSeconds`` and ``pollIntervalMilliseconds``; an error names
+    # the field the server sent.
+    poll_key = "pollIntervalMilliseconds" if "pollIntervalMs" not in obj and "pollIntervalMilliseconds" in obj \
+        else "pollIntervalMs"
+    if "ttlMs" not in obj and obj.get("ttlSeconds") is not None:
+        seconds = bounds.number(obj, "ttlSeconds", what, unit="seconds", limit=bounds.MAX_MS / 1000)
+        obj = {**obj, "ttlMs": seconds * 1000}  # type: ignore[operator]
+    state = parse_task(obj, what, ttl_key="ttlMs", poll_key=poll_key)
     if state.status in ("submitted", "unknown"):
         raise ValueError(f"invalid {what}: status {state.status!r} does not exist in the tasks extension")
     return state

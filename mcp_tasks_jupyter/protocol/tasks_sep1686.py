@@ -20,6 +20,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from . import bounds
 from .tasks import TaskState, parse_task, tagged_task_id
 
 TASK_META = "modelcontextprotocol.io/task"
@@ -73,6 +74,8 @@ def parse_task_state(obj: Any, what: str = "tasks/get result") -> tuple[TaskStat
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
         error = str(error.get("message", error)) if isinstance(error, dict) else str(error)
+    if error is not None:
+        error = bounds.clip(error, bounds.MAX_STATUS_MESSAGE_CHARS)
     if state.status_message is None and error:
         state.status_message = error
     return state, error

@@ -11,9 +11,16 @@ from typing import Any, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .bounds import clip
+
+#: How much of a validation failure an error message quotes (the field paths may hold a server's keys).
+MAX_PROBLEMS_CHARS = 500
+
 
 class WireModel(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False)
+    # No NaN or infinities, not even spelt as strings ("inf"): they are not JSON, and nothing here
+    # can compute with them.
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False, allow_inf_nan=False)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -26,7 +33,7 @@ def parse(model: type[M], data: Any, what: str) -> M:
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:3])
-        raise ValueError(f"invalid {what}: {problems}") from None
+        raise ValueError(f"invalid {what}: {clip(problems, MAX_PROBLEMS_CHARS)}") from None
 
 
 # --- initialize -------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ async def test_auto_detects_the_draft_and_names_the_task_itself():
     assert marker == {"taskId": task.task_id, "keepAlive": 45000} and len(task.task_id) >= 40
     result = await asyncio.wait_for(task, 5)
     assert result.text == "from tasks/result" and task.status == "completed" and server.results_fetched == 1
-    assert task.ttl_ms == 30000 and task.poll_interval_ms == 50  # keepAlive / pollFrequency
+    assert task.ttl_ms == 30000 and task.poll_interval_ms == 100  # keepAlive / pollFrequency (50, at least 100)
 
 
 async def test_the_calls_own_answer_wins_when_it_comes_first():

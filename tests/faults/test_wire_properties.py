@@ -1,0 +1,352 @@
+"""Property-based tests: whatever a server sends, only the documented errors come out, and every value
+the client keeps is inside the documented bounds.
+
+1. Random bytes, random JSON (NaN, huge numbers, deep nesting, surrogate escapes) and mutated valid
+   messages into ``jsonrpc.decode``: messages or MessageError, nothing else.
+2. Random task objects into ``parse_task`` and every dialect codec: a TaskState inside the bounds of
+   ``protocol/bounds.py``, or a ValueError saying which field was wrong.
+3. Random messages, decoded as a transport does, into a real Session (with a real Client and a task
+   handle listening for progress): no exception escapes, pending requests end with a dict or an MCPError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from typing import Any
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mcp_tasks_jupyter.client import Client  # noqa: E402
+from mcp_tasks_jupyter.dialects import Core2025Dialect  # noqa: E402
+from mcp_tasks_jupyter.errors import MCPError  # noqa: E402
+from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686  # noqa: E402
+from mcp_tasks_jupyter.protocol.tasks import SERVER_STATUSES, TaskState, parse_task  # noqa: E402
+from mcp_tasks_jupyter.session import Session  # noqa: E402
+from mcp_tasks_jupyter.tasks import TaskHandle  # noqa: E402
+from mcp_tasks_jupyter.transport.base import Transport  # noqa: E402
+
+FAST = settings(max_examples=300, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# -- strategies ----------------------------------------------------------------------------------
+
+#: Numbers a server may send: ordinary ones, huge ones (beyond a double), NaN and the infinities.
+numbers = st.one_of(
+    st.integers(-10, 10 ** 6),
+    st.integers(-10 ** 400, 10 ** 400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, 1, 99, 100, 60_000, 60_001, 2 ** 53, 2 ** 53 + 1, 10 ** 308, 10 ** 309, 1e308, -0.0]),
+)
+scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=20))
+json_values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=20)
+
+
+def _dumps(value: Any) -> str:
+    """JSON as a sloppy server writes it: NaN and Infinity allowed, huge integers in full."""
+    return json.dumps(value, allow_nan=True)
+
+
+@st.composite
+def deep(draw: st.DrawFn) -> str:
+    depth = draw(st.integers(1, 5000))
+    opener, closer = draw(st.sampled_from([("[", "]"), ('{"a":', "}"), ('[{"a":', "}]")]))
+    return opener * depth + "1" + closer * depth
+
+
+@st.composite
+def surrogates(draw: st.DrawFn) -> str:
+    """A message whose string holds escapes of UTF-16 surrogates, paired or not."""
+    parts = draw(st.lists(st.sampled_from(["\\ud800", "\\udfff", "\\ud83d\\ude00", "a", "\\\\ud800"]),
+                          min_size=1, max_size=4))
+    return '{"jsonrpc":"2.0","id":1,"result":{"text":"' + "".join(parts) + '"}}'
+
+
+VALID = [
+    b'{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","pollInterval":500}}}',
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1.5}}',
+    b'[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"x"}}]',
+]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    """A valid message with a few bytes replaced, inserted or deleted."""
+    data = bytearray(draw(st.sampled_from(VALID)))
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(data)))
+        kind = draw(st.sampled_from(["replace", "insert", "delete"]))
+        byte = draw(st.sampled_from([0x00, 0x22, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c, 0x3a, 0x5c, 0xff, 0xed, 0x80]
+                                    + list(b"0123456789eE-+.NaIfinity")))
+        if kind == "insert" or at == len(data):
+            data.insert(at, byte)
+        elif kind == "replace":
+            data[at] = byte
+        else:
+            del data[at]
+    return bytes(data)
+
+
+@st.composite
+def envelopes(draw: st.DrawFn) -> Any:
+    """Something shaped like a JSON-RPC message, with random parts."""
+    msg: dict[str, Any] = {"jsonrpc": draw(st.sampled_from(["2.0", "2.0", "2.0", "1.0", 2]))}
+    if draw(st.booleans()):
+        msg["id"] = draw(st.one_of(st.integers(-2, 6), st.text(max_size=3), st.none(), st.booleans(), numbers))
+    kind = draw(st.sampled_from(["method", "result", "error", "none"]))
+    if kind == "method":
+        msg["method"] = draw(st.one_of(st.sampled_from(METHODS), st.text(max_size=10), json_values))
+        if draw(st.booleans()):
+            msg["params"] = draw(st.one_of(params(), json_values))
+    elif kind == "result":
+        msg["result"] = draw(st.one_of(st.dictionaries(st.text(max_size=8), json_values, max_size=4), json_values,
+                                       task_objects().map(lambda t: {"task": t})))
+    elif kind == "error":
+        msg["error"] = draw(st.one_of(st.fixed_dictionaries(
+            {"code": st.one_of(st.integers(-33000, 0), numbers, st.booleans()),
+             "message": st.one_of(st.text(max_size=30), st.just("x" * 10_000), scalars)},
+            optional={"data": json_values}), json_values))
+    return msg
+
+
+TOKEN = "tok"
+METHODS = ["notifications/progress", "notifications/cancelled", "notifications/tasks/status",
+           "notifications/tasks", "notifications/message", "ping", "elicitation/create",
+           "sampling/createMessage", "tasks/get", "no/such/method"]
+
+
+@st.composite
+def params(draw: st.DrawFn) -> dict[str, Any]:
+    """Params a server might send with one of METHODS, half of them about the one known task."""
+    base: dict[str, Any] = draw(st.one_of(task_objects(), st.dictionaries(st.text(max_size=8), json_values,
+                                                                          max_size=3)))
+    if draw(st.booleans()):
+        base["progressToken"] = draw(st.sampled_from([TOKEN, "other", 1, None]))
+        base["progress"] = draw(numbers)
+        if draw(st.booleans()):
+            base["total"] = draw(numbers)
+        if draw(st.booleans()):
+            base["message"] = draw(scalars)
+    if draw(st.booleans()):
+        base["taskId"] = draw(st.one_of(st.just("t1"), json_values))
+    if draw(st.booleans()):
+        base["requestId"] = draw(st.one_of(st.integers(-1, 5), json_values))
+    return base
+
+
+TASK_KEYS = ["taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval",
+             "ttlMs", "pollIntervalMs", "ttlSeconds", "pollIntervalMilliseconds", "keepAlive", "pollFrequency",
+             "error", "result", "inputRequests"]
+
+
+@st.composite
+def task_objects(draw: st.DrawFn) -> dict[str, Any]:
+    """A task as a server might describe it: plausible values, wrong types, huge and non-finite numbers."""
+    ids = st.one_of(st.just("t1"), st.text(max_size=12), st.just("x" * 5000), st.sampled_from(
+        ["", "a\nb", "\x00", "id\u202e", "\ud800", " "]), json_values)
+    statuses = st.one_of(st.sampled_from(sorted(SERVER_STATUSES)), st.text(max_size=10), json_values)
+    texts = st.one_of(st.text(max_size=30), st.just("m" * 10_000), scalars, json_values)
+    values = {
+        "taskId": ids, "status": statuses, "statusMessage": texts, "createdAt": texts, "lastUpdatedAt": texts,
+        "error": st.one_of(texts, st.dictionaries(st.sampled_from(["message", "code"]), json_values)),
+        "result": json_values, "inputRequests": json_values,
+    }
+    obj: dict[str, Any] = {}
+    for key in draw(st.lists(st.sampled_from(TASK_KEYS), unique=True, max_size=len(TASK_KEYS))):
+        obj[key] = draw(values.get(key, st.one_of(numbers, scalars, json_values)))
+    if draw(st.integers(0, 3)):  # mostly with a sane id and status, so that the numbers get checked
+        obj.setdefault("taskId", "t1")
+        obj.setdefault("status", draw(st.sampled_from(sorted(SERVER_STATUSES))))
+    return obj
+
+
+# -- 1. decode -----------------------------------------------------------------------------------
+
+MESSAGE_TYPES = (jsonrpc.Request, jsonrpc.Notification, jsonrpc.Response, jsonrpc.ErrorResponse)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(map(_finite, value.values()))
+    if isinstance(value, list):
+        return all(map(_finite, value))
+    return True
+
+
+@pytest.mark.timeout(60)
+@FAST
+@given(st.one_of(
+    st.binary(max_size=300),
+    st.text(max_size=100).map(str.encode),
+    json_values.map(_dumps).map(str.encode),
+    envelopes().map(_dumps).map(str.encode),
+    st.lists(envelopes(), max_size=3).map(_dumps),
+    mutated(),
+    deep(),
+    surrogates(),
+))
+def test_decode_yields_messages_or_message_error(data: bytes | str) -> None:
+    try:
+        messages = jsonrpc.decode(data)
+    except jsonrpc.MessageError:
+        return
+    assert 1 <= len(messages) <= jsonrpc.MAX_BATCH
+    for message in messages:
+        assert isinstance(message, MESSAGE_TYPES)
+        body = message.result if isinstance(message, jsonrpc.Response) else \
+            message.data if isinstance(message, jsonrpc.ErrorResponse) else message.params
+        assert _finite(body), "a non-finite number got through"
+        assert _depth(body) < jsonrpc.MAX_DEPTH
+        jsonrpc.encode({"body": body})  # what the client keeps can be sent back (valid UTF-8)
+        if isinstance(message, jsonrpc.ErrorResponse):
+            assert len(message.message) <= jsonrpc.MAX_ERROR_MESSAGE_CHARS
+
+
+# -- 2. task fields --------------------------------------------------------------------------------
+
+def _in_bounds(state: TaskState) -> None:
+    assert isinstance(state.task_id, str) and 0 < len(state.task_id) <= bounds.MAX_TASK_ID_CHARS
+    assert state.task_id.isprintable()
+    assert state.status in SERVER_STATUSES
+    if state.poll_interval_ms is not None:
+        assert type(state.poll_interval_ms) is int
+        assert bounds.MIN_POLL_INTERVAL_MS <= state.poll_interval_ms <= bounds.MAX_POLL_INTERVAL_MS
+    if state.ttl_ms is not None:
+        assert type(state.ttl_ms) is int and 0 <= state.ttl_ms <= bounds.MAX_TTL_MS
+    for text, limit in [(state.status_message, bounds.MAX_STATUS_MESSAGE_CHARS),
+                        (state.created_at, bounds.MAX_TIMESTAMP_CHARS),
+                        (state.last_updated_at, bounds.MAX_TIMESTAMP_CHARS)]:
+        assert text is None or (isinstance(text, str) and len(text) <= limit)
+    jsonrpc.encode({"id": state.task_id, "m": state.status_message})  # sent back and shown: valid text
+
+
+CODECS = {
+    "parse_task": lambda obj: [parse_task(obj, "tasks/get result")],
+    "2025 create": lambda obj: [tasks_2025.parse_create_result({"task": obj})],
+    "2025 list": lambda obj: tasks_2025.parse_list_result({"tasks": [obj]})[0],
+    "ext create": lambda obj: [tasks_ext.parse_create_result({**obj, "resultType": "task"})],
+    "ext get/push": lambda obj: [tasks_ext.parse_detailed(obj, "notifications/tasks").state],
+    "sep1686 get/push": lambda obj: [tasks_sep1686.parse_task_state(obj)[0]],
+    "sep1686 list": lambda obj: tasks_sep1686.parse_list_result({"tasks": [obj]})[0],
+}
+
+
+@pytest.mark.timeout(60)
+@FAST
+@given(task_objects(), st.sampled_from(sorted(CODECS)))
+def test_task_codecs_give_bounded_states_or_value_errors(obj: dict[str, Any], codec: str) -> None:
+    try:
+        states = CODECS[codec](obj)
+    except ValueError as exc:
+        text = str(exc)
+        assert text.startswith("invalid "), text
+        assert len(text) < 400, "an error message quoting a whole server value"
+        return
+    for state in states:
+        _in_bounds(state)
+
+
+# -- 3. a real Session ---------------------------------------------------------------------------------
+
+class MemoryTransport(Transport):
+    """A transport that only records what the session sends."""
+
+    kind = "memory"
+    label = "memory"
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def start(self, events: Any) -> None:
+        pass
+
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self.sent.append(message)
+
+    async def close(self) -> None:
+        pass
+
+
+async def _feed(raw: list[bytes]) -> None:
+    session = Session(MemoryTransport(), name="random-server", request_timeout=5)
+    client = Client(session, Core2025Dialect(session), elicitation_handler=None, sampling_handler=None)
+    handle = TaskHandle(client, "job", {}, runs_as_task=True, progress_token=TOKEN)
+    handle.task_id = "t1"
+    client.tasks["t1"] = handle
+    session.add_progress_listener(TOKEN, handle._on_progress)
+    pending = [asyncio.ensure_future(session.request("tasks/get", {"taskId": "t1"}, timeout=None))
+               for _ in range(4)]
+    await asyncio.sleep(0)  # the requests are sent: ids 0..3 are pending
+    try:
+        for data in raw:
+            try:
+                messages = jsonrpc.decode(data)
+            except jsonrpc.MessageError:
+                continue  # a transport reports it as noise
+            for message in messages:
+                session.message_received(message)  # must not raise
+            await asyncio.sleep(0)
+        for future in pending:
+            if future.done():
+                error = future.exception()
+                assert error is None or isinstance(error, MCPError), repr(error)
+                if error is None:
+                    assert isinstance(future.result(), dict)
+    finally:
+        for future in pending:
+            future.cancel()
+        await session.close()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+@st.composite
+def server_messages(draw: st.DrawFn) -> Any:
+    """What a server sends a client: answers (mostly to the pending requests), notifications and requests."""
+    kind = draw(st.sampled_from(["answer", "error", "notification", "request", "progress", "status", "envelope"]))
+    msg: dict[str, Any] = {"jsonrpc": "2.0"}
+    if kind == "progress":
+        progress = {"progressToken": draw(st.sampled_from([TOKEN, TOKEN, "other", 1])), "progress": draw(numbers)}
+        for key, values in [("total", numbers), ("message", scalars)]:
+            if draw(st.booleans()):
+                progress[key] = draw(values)
+        return {**msg, "method": "notifications/progress", "params": progress}
+    if kind == "status":
+        method = draw(st.sampled_from(["notifications/tasks/status", "notifications/tasks"]))
+        return {**msg, "method": method, "params": {"taskId": "t1", **draw(task_objects())}}
+    if kind in ("answer", "error", "request"):
+        msg["id"] = draw(st.one_of(st.integers(0, 3), st.integers(-2, 10), st.text(max_size=3)))
+    if kind == "answer":
+        msg["result"] = draw(st.one_of(task_objects(), task_objects().map(lambda t: {"task": t}), json_values))
+    elif kind == "error":
+        msg["error"] = {"code": draw(st.one_of(st.integers(-33000, 0), numbers)), "message": draw(st.text())}
+    elif kind in ("notification", "request"):
+        msg["method"] = draw(st.sampled_from(METHODS))
+        msg["params"] = draw(params())
+    else:
+        return draw(envelopes())
+    return msg
+
+
+@pytest.mark.timeout(90)
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.one_of(server_messages().map(_dumps).map(str.encode), mutated(),
+                          json_values.map(_dumps).map(str.encode)), min_size=1, max_size=8))
+def test_a_session_survives_any_message(raw: list[bytes]) -> None:
+    asyncio.run(asyncio.wait_for(_feed(raw), 20))
