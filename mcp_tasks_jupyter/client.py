@@ -18,6 +18,7 @@ from .handshake import PROBE_TIMEOUT_S, check_version, handshake
 from .index import Recorder, ServerIdentity, TaskIndex, default_index, notebook_path
 from .protocol import headers as wire_headers
 from .protocol import jsonrpc, modern, tasks_2025, tasks_ext, tasks_sep1686
+from .protocol.bounds import MAX_LIST_PAGES
 from .protocol.tasks import TaskState, parse_task
 from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, Implementation,
                              ListToolsResult, Tool)
@@ -123,7 +124,11 @@ class Client:
             check = self.session.modern and self.transport.carries_headers
             cursor: str | None = None
             seen: set[str] = set()
-            while True:
+            for page_number in range(MAX_LIST_PAGES + 1):
+                if page_number == MAX_LIST_PAGES:
+                    log.warning("%s: tools/list still had more after %d pages; listing stopped there",
+                                self.name, MAX_LIST_PAGES)
+                    break
                 raw = await self.session.request("tools/list", {"cursor": cursor} if cursor else {})
                 page = self.session.validate(ListToolsResult, raw, "tools/list result", "tools/list")
                 for tool in page.tools:
@@ -476,7 +481,7 @@ class Client:
         return self.tasks.get(task_id) or self.dialect.creating(task_id)
 
     def _on_task_status(self, params: dict[str, Any]) -> None:
-        handle = self.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
+        handle = self._pushed_handle(params)
         if handle is None:
             return
         try:
@@ -488,7 +493,7 @@ class Client:
 
     def _on_task_push(self, params: dict[str, Any]) -> None:
         """``notifications/tasks`` (ext): the whole task, payload included; wakes its poller."""
-        handle = self.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
+        handle = self._pushed_handle(params)
         if handle is None:
             return
         try:
@@ -497,6 +502,10 @@ class Client:
             self.session.noise_received(InvalidMessage(str(exc), server=self.name))
             return
         handle._push(state)
+
+    def _pushed_handle(self, params: dict[str, Any]) -> TaskHandle | None:
+        task_id = params.get("taskId")
+        return self.tasks.get(task_id) if isinstance(task_id, str) else None
 
     def _on_log(self, params: dict[str, Any]) -> None:
         params = scrub_data(params)  # the server may echo a secret it was given

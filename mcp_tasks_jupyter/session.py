@@ -528,7 +528,10 @@ class Session:
             token = note.params.get("progressToken")
             listener = self._progress.get(token) if isinstance(token, (str, int)) else None
             if listener is not None:
-                listener(note.params)
+                try:
+                    listener(note.params)
+                except Exception:  # a listener's bug (or a value it cannot take) must not stop the reader
+                    log.exception("%s: progress listener failed", self.name)
             return
         if method == "notifications/cancelled":
             request_id = note.params.get("requestId")

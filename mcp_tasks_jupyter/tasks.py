@@ -167,6 +167,10 @@ class TaskHandle:
     def _apply(self, state: TaskState) -> None:
         if self.status in TERMINAL:
             return  # a terminal task never changes again
+        if self.task_id is not None and state.task_id != self.task_id:
+            log.warning("%s: ignored a state of task %s given for task %s", self.server, state.task_id,
+                        self.task_id)
+            return  # an answer about another task: the handle's id never changes
         if _older(state.last_updated_at, self.last_updated_at):
             return  # a poll answer that crossed a newer push on the wire
         state.status_message = scrub_optional(state.status_message)  # the server may echo a secret
@@ -333,7 +337,7 @@ def _older(new: str | None, current: str | None) -> bool:
         return new < current  # one server writes one format: ISO strings then sort as times
     try:
         return datetime.fromisoformat(new) < datetime.fromisoformat(current)
-    except ValueError:
+    except (ValueError, TypeError):  # unparseable, or naive beside aware
         return False
 
 

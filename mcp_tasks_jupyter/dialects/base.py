@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidMessage, ProtocolError, TaskExpired, TaskNotFound
+from ..protocol.bounds import MAX_LIST_PAGES
 from ..protocol.tasks import TaskState, parse_task
 from ..protocol.types import Tool
 from ..results import ToolResult
@@ -13,6 +15,8 @@ from ..results import ToolResult
 if TYPE_CHECKING:
     from ..session import Session
     from ..tasks import TaskHandle
+
+log = logging.getLogger(__name__)
 
 
 class TaskDialect(ABC):
@@ -109,7 +113,7 @@ class TaskDialect(ABC):
         states: list[TaskState] = []
         cursor: str | None = None
         seen: set[str] = set()
-        while True:
+        for _page in range(MAX_LIST_PAGES):
             raw = await self.session.request("tasks/list", {"cursor": cursor} if cursor else {})
             try:
                 page, cursor = parse(raw)
@@ -119,6 +123,9 @@ class TaskDialect(ABC):
             if not cursor or cursor in seen:
                 return states
             seen.add(cursor)
+        log.warning("%s: tasks/list still had more after %d pages; listing stopped there", self.server,
+                    MAX_LIST_PAGES)
+        return states
 
     def task_error(self, exc: ProtocolError, task_id: str) -> Exception:
         """Map an 'invalid params' answer about a task id to TaskNotFound / TaskExpired."""

@@ -28,6 +28,9 @@ MAX_TASK_ID_CHARS = 1024
 MAX_STATUS_MESSAGE_CHARS = 2000
 #: Timestamps (``createdAt``, ``lastUpdatedAt``): an ISO 8601 string is about 30 characters.
 MAX_TIMESTAMP_CHARS = 64
+#: Pages of one paginated listing (tasks/list, tools/list) read before the walk stops: a server
+#: that keeps sending fresh cursors must not keep the client listing for ever.
+MAX_LIST_PAGES = 1000
 #: How much of an offending value an error message quotes.
 MAX_QUOTED_CHARS = 60
 

@@ -17,8 +17,6 @@ import math
 from typing import Any
 
 import pytest
-
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
