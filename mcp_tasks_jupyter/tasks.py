@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
-from .errors import (ConnectionFailed, MCPError, ProtocolError, RequestTimeout,
+from .errors import (AuthenticationFailed, ConnectionFailed, MCPError, ProtocolError, RequestTimeout,
                      TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
 from .protocol.tasks import (CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING,
                              TaskState)
@@ -263,6 +263,9 @@ class TaskHandle:
                     last_poll = loop.time()
                     self._apply(await dialect.get(self.task_id))
                     failures = 0
+                except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
+                    self._finish(error=exc)
+                    return
                 except (ConnectionFailed, RequestTimeout) as exc:
                     if dialect.session.closed_error is not None or failures + 1 >= self.client.max_poll_failures:
                         raise TaskLost(f"lost contact with the server: {exc.detail}",
