@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
 from .client import Client, connect  # noqa: E402
-from .errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,  # noqa: E402
-                     ProtocolError, RequestTimeout, ServerExited, ServerUnreachable, SessionExpired,
+from .errors import (AuthenticationFailed, ConnectionFailed, HTTPStatusError, InvalidMessage,  # noqa: E402
+                     MCPError, ProtocolError, RequestTimeout, ServerExited, ServerUnreachable, SessionExpired,
                      TaskCancelled,
                      TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound, ToolNotFound,
                      UsageError)
@@ -45,7 +45,7 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 __all__ = [
     "connect", "Client", "TaskHandle", "ToolResult", "Tool", "TaskState", "Progress",
-    "MCPError", "ConnectionFailed", "ServerExited", "ServerUnreachable", "HTTPStatusError", "SessionExpired",
-    "ProtocolError", "InvalidMessage", "RequestTimeout", "UsageError", "ToolNotFound",
+    "MCPError", "ConnectionFailed", "ServerExited", "ServerUnreachable", "HTTPStatusError", "AuthenticationFailed",
+    "SessionExpired", "ProtocolError", "InvalidMessage", "RequestTimeout", "UsageError", "ToolNotFound",
     "TaskError", "TaskFailed", "TaskCancelled", "TaskNotFound", "TaskExpired", "TaskLost",
 ]

@@ -5,9 +5,10 @@
     │   ├── ServerExited          a stdio server process ended (exit code and stderr tail)
     │   ├── ServerUnreachable     an HTTP server cannot be reached now (refused, reset): reconnected
     │   ├── HTTPStatusError       an HTTP answer with a 4xx/5xx status
+    │   │   └── AuthenticationFailed  401/403: credentials refused (never retried; challenge kept)
     │   └── SessionExpired        the server no longer knows our HTTP session
     ├── ProtocolError             a JSON-RPC error answer (code, message, data)
-    │   └── InvalidMessage        the server sent something that is not valid JSON-RPC / MCP
+    │   └── InvalidMessage        the server sent something that is not valid JSON-RPC / MCP (or too much)
     ├── RequestTimeout            no answer within the request's timeout
     ├── UsageError                the caller asked for something impossible (unknown tool, bad arguments)
     │   └── ToolNotFound
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .protocol.www_authenticate import Challenge, bearer_challenge
 from .redact import scrub, scrub_data, scrub_optional
 
 
@@ -69,6 +71,26 @@ class HTTPStatusError(ConnectionFailed):
         self.status_code = status_code
         self.body = scrub(body)
         super().__init__(message, server=server)
+
+
+class AuthenticationFailed(HTTPStatusError):
+    """The server refused the credentials (HTTP 401) or refused access with them (HTTP 403).
+
+    Not transient: the same request with the same headers will be refused again, so nothing retries
+    it. ``header_names`` are the names of the headers the connection sends (never their values);
+    ``www_authenticate`` is the raw ``WWW-Authenticate`` header ("" without one), ``challenges`` its
+    parsed challenges and ``challenge`` the Bearer one (else the first; None without any), with its
+    ``realm``, ``scope``, ``error`` and ``resource_metadata`` (where OAuth metadata lives).
+    """
+
+    def __init__(self, message: str, *, server: str | None = None, status_code: int = 401, body: str = "",
+                 www_authenticate: str = "", challenges: list[Challenge] | None = None,
+                 header_names: tuple[str, ...] = ()) -> None:
+        self.www_authenticate = www_authenticate
+        self.challenges = list(challenges or [])
+        self.challenge = bearer_challenge(self.challenges)
+        self.header_names = tuple(header_names)
+        super().__init__(message, server=server, status_code=status_code, body=body)
 
 
 class SessionExpired(ConnectionFailed):

@@ -5,7 +5,8 @@ a ``DiscoverResult`` (or a recognised modern error) means a modern server. Anyth
 error, an HTTP error status without a modern error body, a result that is no ``DiscoverResult``, a
 broken answer, no answer within the probe timeout) means a legacy server: fall back to
 ``initialize``, which reports the trouble itself when it was not about eras. This is the fallback
-both the stdio and the Streamable HTTP bindings of 2026-07-28 describe.
+both the stdio and the Streamable HTTP bindings of 2026-07-28 describe. Refused credentials (HTTP
+401/403) are no sign of an era: they fail the connection at once.
 
 A modern version (``"2026-07-28"``) speaks only the stateless wire; a legacy one (``"2025-11-25"``,
 ...) only ``initialize``, offering that version.
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import logging
 
-from .errors import ConnectionFailed, HTTPStatusError, InvalidMessage, ProtocolError, RequestTimeout, UsageError
+from .errors import (AuthenticationFailed, ConnectionFailed, HTTPStatusError, InvalidMessage, ProtocolError,
+                     RequestTimeout, UsageError)
 from .protocol import jsonrpc, modern
 from .protocol.versions import ALL, LATEST, LATEST_MODERN, SUPPORTED, is_modern
 from .session import Session
@@ -89,6 +91,8 @@ async def probe(session: Session, timeout: float) -> str | None:
             raise  # a modern server that refused the probe itself
         else:
             why = f"JSON-RPC error {exc.code}: {exc.message}"
+    except AuthenticationFailed:
+        raise  # initialize would be refused the same way
     except HTTPStatusError as exc:
         why = f"HTTP {exc.status_code}"  # initialize will say it again if it is not about eras
     except RequestTimeout:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
-from .errors import (ConnectionFailed, InvalidMessage, MCPError, ProtocolError, RequestTimeout,
+from .errors import (AuthenticationFailed, ConnectionFailed, InvalidMessage, MCPError, ProtocolError,
+                     RequestTimeout,
                      TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
 from .protocol.tasks import (CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING,
                              TaskState)
@@ -279,6 +280,9 @@ class TaskHandle:
                     last_poll = loop.time()
                     self._apply(await dialect.get(self.task_id))
                     failures = 0
+                except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
+                    self._finish(error=exc)
+                    return
                 except (ConnectionFailed, RequestTimeout, InvalidMessage) as exc:
                     # Transient until proven otherwise: a server that went away is waited for while
                     # the session reconnects; other trouble (garbage answers too) is retried with backoff.

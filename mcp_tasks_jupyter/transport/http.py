@@ -8,28 +8,38 @@ server's ``retry:`` delay. ``Mcp-Session-Id`` is taken from any answer and sent 
 On the stateless 2026-07-28 wire there is none of that: no session, no GET stream, no resumption;
 every POST carries ``MCP-Protocol-Version`` plus the per-message headers the session computes
 (``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``), and closing an answer's stream cancels its request.
+
+Whatever the server sends is read bounded (``http_answers``: a JSON answer up to 64 MiB, an error
+answer's body up to 8 KiB; ``sse``: an event up to 64 MiB). An answer that is not what was asked for
+(not JSON, empty, another content type, too big) is an InvalidMessage saying what came; 401 and 403
+are AuthenticationFailed, which nothing retries (the ``WWW-Authenticate`` challenge is kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from typing import Any
 
 import httpx
 
-from ..errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,
+from ..errors import (AuthenticationFailed, ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,
                       ServerUnreachable, SessionExpired)
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
-from ..redact import register_all, register_url, safe_url, scrub
+from ..redact import register_all, register_url, safe_url
 from .base import Transport, TransportEvents
-from .sse import SSEParser, iter_events
+from .http_answers import (MAX_ERROR_BODY_BYTES, SSE, auth_failure, body_text, content_type, printable, quote,
+                           read_at_most, read_json)
+from .sse import StreamPosition, read_events
+
+log = logging.getLogger(__name__)
 
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
 MAX_LISTEN_BACKOFF_S = 30.0
 LISTEN_OPEN_WAIT_S = 5.0
-SSE = "text/event-stream"
 #: Ordinary exchanges in flight at once (a POST until its answer's headers, and a JSON answer's
 #: body). httpcore's pool does work in proportion to connections² on every request, so hundreds of
 #: polls let loose each open a connection and make every request dearer, until the client cannot
@@ -41,8 +51,10 @@ SLOT_HOLD_S = 2.0
 MAX_CONNECTIONS = 256
 
 
-def _ctype(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+def _resume_id(position: StreamPosition) -> str | None:
+    """The id to resume a stream from, if it can go in a header (printable ASCII: an event id is any text)."""
+    event_id = position.last_event_id
+    return event_id if event_id is not None and event_id.isascii() and event_id.isprintable() else None
 
 
 class StreamableHTTPTransport(Transport):
@@ -207,21 +219,12 @@ class StreamableHTTPTransport(Transport):
                 return
             if msg_id is None:
                 return  # 202 (or any 2xx) for a notification or a response
-            ctype = _ctype(response)
+            ctype = content_type(response)
             if ctype == SSE:
                 self._read_in_background(response, msg_id)
                 response = None  # the stream reader owns it now
                 return
-            if ctype != "application/json":
-                raise InvalidMessage(f"answer to {message.get('method')} has content type "
-                                     f"{ctype or 'none'!r} (HTTP {status})", server=self.server_name)
-            body = await response.aread()
-            try:
-                messages = jsonrpc.decode(body)
-            except jsonrpc.MessageError as exc:
-                raise InvalidMessage(f"unreadable answer to {message.get('method')}: {exc}",
-                                     server=self.server_name) from None
-            for msg in messages:
+            for msg in await read_json(response, message.get("method"), self.server_name):
                 events.message_received(msg)
         except httpx.HTTPError as exc:
             raise self._connection_error(exc) from None
@@ -231,10 +234,12 @@ class StreamableHTTPTransport(Transport):
 
     async def _raise_status(self, response: httpx.Response, msg_id: RequestId | None,
                             method: str | None) -> None:
-        body = (await response.aread())[:2000]
         status = response.status_code
+        body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
+        if status in (401, 403):
+            raise self._auth_failure(response, method or "message", body, more)
         # A JSON-RPC error for this very request is the most precise answer there is.
-        if _ctype(response) == "application/json" and msg_id is not None:
+        if content_type(response) == "application/json" and msg_id is not None:
             try:
                 for msg in jsonrpc.decode(body):
                     if isinstance(msg, ErrorResponse) and msg.id in (msg_id, None):
@@ -242,15 +247,19 @@ class StreamableHTTPTransport(Transport):
                         assert self._events is not None
                         self._events.message_received(msg)
                         return
-            except jsonrpc.MessageError:
+            except (jsonrpc.MessageError, RecursionError):
                 pass
         if status == 404 and self.session_id:
             raise SessionExpired(f"HTTP 404 for session {self.session_id}: the server ended the session",
                                  server=self.server_name)
-        text = scrub(body.decode(errors="replace").strip())  # before the cut below, which could split a secret
-        raise HTTPStatusError(f"HTTP {status} {response.reason_phrase} for {method or 'message'}"
-                              + (f": {text[:300]}" if text else ""),
+        text = body_text(body, more)  # secrets scrubbed before the cut, which could split one
+        raise HTTPStatusError(f"HTTP {status} {printable(response.reason_phrase, 60)} for {method or 'message'}"
+                              + (f": {text}" if text else ""),
                               server=self.server_name, status_code=status, body=text)
+
+    def _auth_failure(self, response: httpx.Response, what: str, body: bytes, more: bool) -> AuthenticationFailed:
+        return auth_failure(response, what, body_text(body, more),
+                            tuple(self._user_headers), self.server_name)
 
     # -- SSE streams ---------------------------------------------------------------------------
 
@@ -260,8 +269,11 @@ class StreamableHTTPTransport(Transport):
             return []  # a priming event: only an id (and perhaps retry)
         try:
             messages = jsonrpc.decode(data)
-        except jsonrpc.MessageError as exc:
-            self._events.noise_received(InvalidMessage(f"unreadable SSE event: {exc}", server=self.server_name))
+        except (jsonrpc.MessageError, RecursionError) as exc:
+            why = exc if isinstance(exc, jsonrpc.MessageError) else "nested too deeply"
+            self._events.noise_received(InvalidMessage(
+                f"unreadable SSE event ({len(data)} characters): {why}; it begins {quote(data)}",
+                server=self.server_name))
             return []
         for msg in messages:
             self._events.message_received(msg)
@@ -270,25 +282,31 @@ class StreamableHTTPTransport(Transport):
     async def _read_post_stream(self, response: httpx.Response, msg_id: RequestId) -> None:
         """Read a POST's SSE answer until the response arrives; resume it if the stream is cut."""
         assert self._events is not None and self._client is not None
-        parser = SSEParser()
+        position = StreamPosition()
         attempts = 0
         while True:
             try:
-                async for event in iter_events(response.aiter_lines(), parser):
-                    for msg in self._deliver_event(event.data):
-                        if isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id:
-                            return
+                async with contextlib.aclosing(self._events_of(response, position)) as events:
+                    async for event in events:
+                        for msg in self._deliver_event(event.data):
+                            if isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id:
+                                return
             except httpx.HTTPError:
                 pass
+            except InvalidMessage as exc:  # an event past the size bound: resuming would send it again
+                self._events.request_failed(msg_id, exc)
+                return
             finally:
                 await response.aclose()
             if self._closed:
                 return
-            if parser.last_event_id is None or self.stateless:
+            resume_from = _resume_id(position)
+            if resume_from is None or self.stateless:
                 self._events.request_failed(msg_id, ConnectionFailed(
                     "the SSE stream closed before the answer arrived, and it cannot be resumed "
                     + ("(the stateless wire has no resumption)" if self.stateless
-                       else "(it carried no event id)"), server=self.server_name))
+                       else "(it carried no event id)" if position.last_event_id is None
+                       else "(its event id cannot go in a Last-Event-ID header)"), server=self.server_name))
                 return
             attempts += 1
             if attempts > MAX_RESUME_ATTEMPTS:
@@ -296,13 +314,16 @@ class StreamableHTTPTransport(Transport):
                     f"the SSE stream was cut {attempts} times before the answer arrived",
                     server=self.server_name))
                 return
-            await asyncio.sleep((parser.retry_ms if parser.retry_ms is not None
+            await asyncio.sleep((position.retry_ms if position.retry_ms is not None
                                  else DEFAULT_RETRY_MS) / 1000)
             try:
-                response = await self._open_get(parser.last_event_id)
+                response = await self._open_get(resume_from)
             except MCPError as exc:
                 self._events.request_failed(msg_id, exc)
                 return
+
+    def _events_of(self, response: httpx.Response, position: StreamPosition) -> Any:
+        return read_events(response.aiter_bytes(), position, server=self.server_name)
 
     async def _open_get(self, last_event_id: str | None) -> httpx.Response:
         assert self._client is not None
@@ -314,11 +335,19 @@ class StreamableHTTPTransport(Transport):
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise self._connection_error(exc) from None
-        if response.status_code != 200 or _ctype(response) != SSE:
+        status = response.status_code
+        if status == 200 and content_type(response) == SSE:
+            return response
+        try:
+            if status in (401, 403):
+                body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
+                raise self._auth_failure(response, "the event stream (GET)", body, more)
+        except httpx.HTTPError as exc:
+            raise self._connection_error(exc) from None
+        finally:
             await response.aclose()
-            raise HTTPStatusError(f"GET for the event stream answered HTTP {response.status_code}",
-                                  server=self.server_name, status_code=response.status_code)
-        return response
+        raise HTTPStatusError(f"GET for the event stream answered HTTP {status}",
+                              server=self.server_name, status_code=status)
 
     async def open_listener(self) -> None:
         """Open the standalone GET stream and wait (briefly) until the server took it or refused it.
@@ -332,18 +361,21 @@ class StreamableHTTPTransport(Transport):
 
     async def _listen(self, first_try: asyncio.Future[None]) -> None:
         """Keep the standalone GET stream open; reconnect with Last-Event-ID when it drops."""
-        parser = SSEParser()
         try:
-            await self._listen_loop(parser, first_try)
+            await self._listen_loop(StreamPosition(), first_try)
         finally:
             if not first_try.done():
                 first_try.set_result(None)
 
-    async def _listen_loop(self, parser: SSEParser, first_try: asyncio.Future[None]) -> None:
+    async def _listen_loop(self, position: StreamPosition, first_try: asyncio.Future[None]) -> None:
         backoff = 0.0
         while not self._closed:
             try:
-                response = await self._open_get(parser.last_event_id)
+                response = await self._open_get(_resume_id(position))
+            except AuthenticationFailed as exc:
+                self.listening = False
+                log.warning("%s: no event stream for server messages: %s", self.server_name, exc.detail)
+                return  # the same credentials would be refused again: no reconnecting
             except HTTPStatusError as exc:
                 if exc.status_code in (400, 404, 405, 409):
                     self.listening = False
@@ -356,15 +388,22 @@ class StreamableHTTPTransport(Transport):
             if response is not None:
                 self.listening = True
                 backoff = 0.0
+                delay = None
                 try:
-                    async for event in iter_events(response.aiter_lines(), parser):
-                        self._deliver_event(event.data)
+                    async with contextlib.aclosing(self._events_of(response, position)) as events:
+                        async for event in events:
+                            self._deliver_event(event.data)
                 except httpx.HTTPError:
                     pass
+                except InvalidMessage as exc:  # an event past the size bound
+                    assert self._events is not None
+                    self._events.noise_received(exc)
+                    backoff = delay = MAX_LISTEN_BACKOFF_S  # it would come again at once
                 finally:
                     await response.aclose()
                 self.listening = False
-                delay = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
+                if delay is None:
+                    delay = (position.retry_ms if position.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
             else:
                 backoff = min(MAX_LISTEN_BACKOFF_S, max(1.0, backoff * 2))
                 delay = backoff
