@@ -53,16 +53,24 @@ async def _measure_async(build, n: int) -> tuple[object, float]:
 
 
 def _handles(client, n: int, prefix: str, *, poll: bool) -> list[TaskHandle]:
+    lifecycle = client.lifecycle
     made = []
     for i in range(n):
-        handle = TaskHandle(client, "slow_compute", None, runs_as_task=True, progress_token=f"bench-{prefix}-{i}")
+        handle = lifecycle._new_handle("slow_compute", None, runs_as_task=True, token=f"bench-{prefix}-{i}")
         handle.task_id = f"{prefix}-{i:08d}-0000-0000-0000-000000000000"
-        client.tasks[handle.task_id] = handle
+        lifecycle.tasks[handle.task_id] = handle
         if poll:
             handle.poll_interval_ms = PARKED_MS
-            handle._start(handle._poll(client.dialect))
+            lifecycle._run(handle, lifecycle._poll(handle))
         made.append(handle)
     return made
+
+
+async def _stop(client) -> None:
+    runners = list(client.lifecycle._runners.values())
+    for runner in runners:
+        runner.cancel()
+    await asyncio.gather(*runners, return_exceptions=True)
 
 
 async def rows(n: int) -> list[Row]:
@@ -74,11 +82,9 @@ async def _rows(url: str, n: int) -> list[Row]:
     async with mtj.connect(url) as client:
         await client.list_tools()
         # warm up: first handles, first pollers (lazy imports, caches)
-        warm = _handles(client, 10, "warm", poll=True)
+        _handles(client, 10, "warm", poll=True)
         await asyncio.sleep(0)
-        for h in warm:
-            h._runner.cancel()
-        await asyncio.gather(*(h._runner for h in warm), return_exceptions=True)
+        await _stop(client)
         client.tasks.clear()
 
         # the anchor's ids are built inside the measurement, like the handles'
@@ -106,9 +112,7 @@ async def _rows(url: str, n: int) -> list[Row]:
         await asyncio.gather(*event_waiters, return_exceptions=True)
 
         polled, with_poller = await _measure_async(lambda: _handles(client, n, "poll", poll=True), n)
-        for h in polled:
-            h._runner.cancel()
-        await asyncio.gather(*(h._runner for h in polled), return_exceptions=True)
+        await _stop(client)
         client.tasks.clear()
 
     return [

@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import collections
-import itertools
 import logging
 import os
 from typing import Any, Awaitable, Callable, Generator, Sequence
 
-from . import elicitation
+from .answering import Answerer
 from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
 from .dialects.base import TaskDialect
-from .errors import (ConnectionFailed, InvalidMessage, MCPError, RequestTimeout, TaskCancelled, ToolNotFound,
-                     UsageError)
+from .errors import ConnectionFailed, ToolNotFound, UsageError
 from .handshake import PROBE_TIMEOUT_S, check_version, handshake
-from .index import Recorder, ServerIdentity, TaskIndex, default_index, notebook_path
+from .index import ServerIdentity, TaskIndex, notebook_path
+from .lifecycle import TaskLifecycle
 from .protocol import headers as wire_headers
-from .protocol import jsonrpc, modern, tasks_2025, tasks_ext, tasks_sep1686
 from .protocol.bounds import MAX_LIST_PAGES
-from .protocol.tasks import TaskState, parse_task
-from .protocol.types import (CreateMessageRequestParams, ElicitRequestParams, Implementation,
-                             ListToolsResult, Tool)
+from .protocol.tasks import TaskState
+from .protocol.types import Implementation, ListToolsResult, Tool
 from .redact import scrub, scrub_data
 from .results import ToolResult
-from .session import RECONNECT_FOR_S, HandlerError, Session
-from .tasks import MAX_POLL_FAILURES, TaskHandle, _as_task_failure
+from .session import RECONNECT_FOR_S, Session
+from .tasks import TaskHandle
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 
 log = logging.getLogger(__name__)
@@ -33,14 +29,6 @@ log = logging.getLogger(__name__)
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 DEFAULT_CALL_TIMEOUT_S = 600.0
-#: Where the server decides whether a call becomes a task (ext, sep1686), how long ``start_task``
-#: waits for that decision before it returns a handle whose call is still running.
-ACCEPT_WAIT_S = 2.0
-#: How long a question naming an unknown task waits for a creation in flight to reveal that task.
-CREATION_WAIT_S = 5.0
-#: Ended tasks remembered (id → final status), so that a late question naming one is refused.
-ENDED_TASKS_KEPT = 1000
-_token_counter = itertools.count(1)
 
 
 class Client:
@@ -50,41 +38,78 @@ class Client:
                  elicitation_handler: Handler | None, sampling_handler: Handler | None) -> None:
         self.session = session
         self.dialect = dialect
-        self.elicitation_handler = elicitation_handler
-        #: Asks a person when neither the handler nor a task's answers settle a question (the
-        #: notebook runtime sets it to show a form); same signature as an elicitation handler.
-        self.ask_user: Handler | None = None
-        self.sampling_handler = sampling_handler
         self.server_info = session.server_info or Implementation(name=session.name)
         self.protocol_version = session.protocol_version
         self.capabilities = session.server_capabilities
         self.instructions = session.instructions
-        #: Every unfinished task this client started or attached to (strong references).
-        self.tasks: dict[str, TaskHandle] = {}
-        #: Unfinished ordinary calls running behind handles.
-        self._calls: set[TaskHandle] = set()
-        #: Creation requests awaiting the server's answer, and questions waiting for their task.
-        self._creating = 0
-        self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
-        self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
-        self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=500)
         self._tools: dict[str, Tool] | None = None
         self._closed = False
-        #: Failed polls in a row (with backoff between them) before a task is declared lost.
-        self.max_poll_failures = MAX_POLL_FAILURES
-        #: Where the tasks this client starts are recorded (None: nowhere); see ``index.py``.
-        self.index: TaskIndex | None = None
         #: The URL or command as shown (never header or env values): the server's identity in the index.
         self.target: str = session.transport.label
-        session.notification_handlers[tasks_2025.STATUS_NOTIFICATION] = self._on_task_status
-        session.notification_handlers[tasks_ext.NOTIFICATION] = self._on_task_push
-        session.notification_handlers["notifications/message"] = self._on_log
-        session.request_handlers["elicitation/create"] = self._on_elicit
-        session.request_handlers["sampling/createMessage"] = self._on_sampling
-        session.answer_inputs = self.answer_inputs
-        session.on_lost.append(self._on_lost)
-        session.on_connection.append(self._on_connection)
-        dialect.install()
+        #: Who answers the server's questions; what happens to each task.
+        self.answerer = Answerer(session, elicitation_handler=elicitation_handler,
+                                 sampling_handler=sampling_handler)
+        self.lifecycle = TaskLifecycle(session, dialect, identity=lambda: self.identity)
+        session.answer_inputs = self.answerer.answer_inputs
+        session.on_lost.append(lambda _exc: self.lifecycle.connection_lost())
+        session.on_connection.append(self.lifecycle.connection_changed)
+        dialect.install(self.lifecycle, self.answerer)
+
+    # -- what the parts keep ---------------------------------------------------------------------
+
+    @property
+    def tasks(self) -> dict[str, TaskHandle]:
+        """Every unfinished task this client started or attached to, by id (strong references)."""
+        return self.lifecycle.tasks
+
+    @property
+    def index(self) -> TaskIndex | None:
+        """Where the tasks this client starts are recorded (None: nowhere); see ``index.py``."""
+        return self.lifecycle.index
+
+    @index.setter
+    def index(self, value: TaskIndex | None) -> None:
+        self.lifecycle.index = value
+
+    @property
+    def max_poll_failures(self) -> int:
+        """Failed polls in a row (with backoff between them) before a task is declared lost."""
+        return self.lifecycle.max_poll_failures
+
+    @max_poll_failures.setter
+    def max_poll_failures(self, value: int) -> None:
+        self.lifecycle.max_poll_failures = value
+
+    @property
+    def logs(self) -> Any:
+        """Log notifications that belong to no task of this client (the newest 500)."""
+        return self.lifecycle.logs
+
+    @property
+    def elicitation_handler(self) -> Handler | None:
+        return self.answerer.elicitation_handler
+
+    @elicitation_handler.setter
+    def elicitation_handler(self, value: Handler | None) -> None:
+        self.answerer.elicitation_handler = value
+
+    @property
+    def sampling_handler(self) -> Handler | None:
+        return self.answerer.sampling_handler
+
+    @sampling_handler.setter
+    def sampling_handler(self, value: Handler | None) -> None:
+        self.answerer.sampling_handler = value
+
+    @property
+    def ask_user(self) -> Handler | None:
+        """Asks a person when neither the handler nor a task's answers settle a question (the notebook
+        runtime sets it to show a form); same signature as an elicitation handler."""
+        return self.answerer.ask_user
+
+    @ask_user.setter
+    def ask_user(self, value: Handler | None) -> None:
+        self.answerer.ask_user = value
 
     @property
     def name(self) -> str:
@@ -190,80 +215,12 @@ class Client:
                              server=self.name)
         args = dict(arguments or {})
         if cache:
-            hit = self._cached(tool, args)
+            hit = self.lifecycle.cached(tool, args, self.target)
             if hit is not None:
                 return hit
         spec = await self.tool(tool)
         self._check_arguments(spec, args)
-        handle = await self._start_task(spec, tool, args, ttl, answers)
-        self._record(handle)
-        return handle
-
-    async def _start_task(self, spec: Tool, tool: str, args: dict[str, Any], ttl: int | None,
-                          answers: dict[str, Any] | None) -> TaskHandle:
-        token = f"mtj-{next(_token_counter)}"
-        as_task = self.dialect.runs_as_task(spec)
-        decides = as_task and self.dialect.server_decides
-        # Where the server decides, the handle is an ordinary call until the answer says "task".
-        handle = TaskHandle(self, tool, args, runs_as_task=as_task and not decides, progress_token=token)
-        handle.answers = dict(answers) if answers else None
-        self.session.add_progress_listener(token, handle._on_progress)
-        if not as_task:
-            self._calls.add(handle)
-            handle._start(handle._run_call(self._plain_call(tool, args, token, timeout=None, handle=handle)))
-            return handle
-        if decides:
-            return await self._start_decided(handle, spec, args, ttl, token)
-        self._creating += 1
-        try:
-            created = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token)
-        except BaseException:
-            self.session.remove_progress_listener(token)
-            raise
-        finally:
-            self._creating -= 1
-        if isinstance(created, ToolResult):
-            self._calls.add(handle)
-            handle.runs_as_task = False
-            handle._finish(created)
-            return handle
-        handle._apply(created)
-        self._track(created.task_id, handle)
-        handle._start(handle._poll(self.dialect))
-        return handle
-
-    def _record(self, handle: TaskHandle) -> None:
-        """Record ``handle`` in the index and keep its row current (on changes of state only)."""
-        if self.index is None or handle.tool is None:
-            return
-        row = self.index.add(self.identity, handle.tool, handle.arguments, task_id=handle.task_id,
-                             status=handle.status, status_message=handle.status_message,
-                             created_at=handle.created_at, ttl_ms=handle.ttl_ms, notebook=notebook_path())
-        if row is None:
-            return
-        handle.index_row = row
-        recorder = Recorder(self.index, row)
-        handle.on_change(recorder)
-        if handle.done():
-            recorder(handle)
-
-    def _cached(self, tool: str, args: dict[str, Any]) -> TaskHandle | None:
-        """A finished handle holding the stored result of the same call, if the index has one."""
-        if self.index is None:
-            return None
-        record = self.index.cached(self.target, tool, args)
-        if record is None or record.result is None:
-            return None
-        try:
-            result = ToolResult.from_wire(record.result)
-        except ValueError:
-            return None
-        handle = TaskHandle(self, tool, args, runs_as_task=False, progress_token=f"mtj-{next(_token_counter)}")
-        handle.cached = True
-        handle.created_at = record.created_at
-        handle.status_message = "cached result of an earlier identical call"
-        handle._finish(result)
-        return handle
+        return await self.lifecycle.start(spec, args, ttl=ttl, answers=answers)
 
     def resume(self, *, notebook: str | None = None) -> list[TaskHandle]:
         """Attach again to this notebook's unfinished tasks on this server, as the task index has them.
@@ -277,87 +234,16 @@ class Client:
         if self.index is None:
             raise UsageError("this client has no task index to resume from", server=self.name)
         notebook = notebook if notebook is not None else notebook_path()
-        handles: list[TaskHandle] = []
-        for record in self.index.unfinished(self.target, notebook):
-            if record.task_id is None:
-                self.index.mark(record.id, "lost", "it ran as an ordinary call, which ended with its connection")
-                continue
-            if self.transport.kind == "stdio" and record.task_id not in self.tasks:
-                self.index.mark(record.id, "lost", "it was bound to a stdio server process that has ended")
-                continue
-            known = record.task_id in self.tasks
-            handle = self.attach(record.task_id, tool=record.tool)
-            if not known:
-                handle.arguments = record.arguments
-                handle.resumed = True
-                handle.out_var = record.out_var
-                handle.index_row = record.id
-                recorder = Recorder(self.index, record.id)
-                handle.on_change(recorder)
-                if handle.done():
-                    recorder(handle)
-            handles.append(handle)
-        return handles
-
-    async def _start_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
-                             token: str) -> TaskHandle:
-        """Start a call the server may turn into a task; return once it decided (or ACCEPT_WAIT_S
-        passed: the call then goes on behind the handle, which becomes a task handle if it does)."""
-        decided: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
-        self._calls.add(handle)
-        handle._start(self._run_decided(handle, spec, args, ttl, token, decided))
-        try:
-            await asyncio.wait([decided], timeout=ACCEPT_WAIT_S)
-        except asyncio.CancelledError:
-            if handle._runner is not None:
-                handle._runner.cancel()  # nobody got the handle: withdraw the call
-            raise
-        failure = decided.result() if decided.done() else None
-        if failure is not None:
-            raise failure  # refused at once, as a failed task creation would be
-        return handle
-
-    async def _run_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
-                           token: str, decided: asyncio.Future[BaseException | None]) -> None:
-        self._creating += 1
-        try:
-            outcome = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token, handle=handle)
-        except asyncio.CancelledError:
-            _settle(decided, None)
-            handle._finish(error=TaskCancelled("the call was cancelled", server=self.name, tool=handle.tool))
-            return
-        except MCPError as exc:
-            _settle(decided, exc)
-            handle._finish(error=_as_task_failure(exc, handle))
-            return
-        except Exception as exc:  # never leave a handle unfinished
-            _settle(decided, exc)
-            handle._finish(error=exc)
-            return
-        finally:
-            self._creating -= 1
-        _settle(decided, None)
-        if isinstance(outcome, ToolResult):
-            handle._finish(outcome)
-            return
-        handle.runs_as_task = True
-        handle._apply(outcome)
-        self._calls.discard(handle)
-        self._track(outcome.task_id, handle)
-        handle._changed()
-        await handle._poll(self.dialect)
+        return self.lifecycle.resume(self.target, notebook, stdio=self.transport.kind == "stdio")
 
     def attach(self, task_id: str, *, tool: str | None = None) -> TaskHandle:
         """A handle for a task the server already has (e.g. started before a kernel restart)."""
         self._check_open()
-        existing = self.tasks.get(task_id)
-        if existing is not None:
-            return existing
-        handle = TaskHandle(self, tool, None, runs_as_task=True, progress_token=f"mtj-{next(_token_counter)}")
-        handle.task_id = task_id
-        self.tasks[task_id] = handle
-        handle._start(handle._poll(self.dialect, poll_now=True))
-        return handle
+        return self.lifecycle.attach(task_id, tool=tool)
+
+    def handle_of(self, task_id: str) -> TaskHandle | None:
+        """The handle of an unfinished task of this client, by id (None: none)."""
+        return self.lifecycle.handle_of(task_id)
 
     async def list_tasks(self) -> list[TaskState]:
         """The server's tasks (all pages) where it offers ``tasks/list``; else this client's own."""
@@ -384,42 +270,25 @@ class Client:
         args = dict(arguments or {})
         spec = await self.tool(tool)
         if self.dialect.unsolicited_tasks:
-            return await self._call_decided(tool, args, timeout)
+            return await self.lifecycle.call_decided(spec, args, timeout)
         if self.dialect.requires_task(spec) and self.dialect.runs_as_task(spec):
             handle = await self.start_task(tool, args)
             async with asyncio.timeout(timeout):
                 return await handle
-        return await self._plain_call(tool, args, None, timeout=timeout)
+        return await self.lifecycle.plain_call(tool, args, None, timeout=timeout)
 
-    async def _call_decided(self, tool: str, args: dict[str, Any], timeout: float | None) -> ToolResult:
-        handle: TaskHandle | None = None
-        try:
-            async with asyncio.timeout(timeout):
-                handle = await self.start_task(tool, args)
-                return await handle
-        except TimeoutError:
-            if handle is not None and handle.runs_as_task:
-                raise  # a task goes on on the server (``client.tasks`` has its handle)
-            if handle is not None and handle._runner is not None:
-                handle._runner.cancel()  # an ordinary call: withdraw it, as a plain call's timeout does
-            raise RequestTimeout(f"tools/call: no answer within {timeout} s", server=self.name) from None
+    # -- questions (one answering path: see answering.py) ----------------------------------------
 
-    async def _plain_call(self, tool: str, args: dict[str, Any], token: str | None, *,
-                          timeout: float | None, handle: TaskHandle | None = None) -> ToolResult:
-        params: dict[str, Any] = {"name": tool, "arguments": args}
-        if token is not None:
-            params["_meta"] = {"progressToken": token}
-        if self.session.modern:
-            raw = await self.session.request_complete("tools/call", params, timeout=timeout, context=handle)
-            if modern.result_type(raw) != modern.COMPLETE:
-                raise InvalidMessage(f"a {modern.result_type(raw)!r} result to tools/call, which this "
-                                     f"client did not ask for", server=self.name, method="tools/call", data=raw)
-        else:
-            raw = await self.session.request("tools/call", params, timeout=timeout)
-        try:
-            return ToolResult.from_wire(raw)
-        except ValueError as exc:
-            raise InvalidMessage(str(exc), server=self.name, method="tools/call", data=raw) from None
+    async def answer_elicitation(self, params: dict[str, Any], handle: TaskHandle | None,
+                                 key: Any) -> dict[str, Any]:
+        """Who answers a question, in order: the connect() handler, the task's ``answers`` when they
+        fit the schema, a person through ``ask_user`` (the notebook's form), else a decline."""
+        return await self.answerer.elicit(params, handle, key)
+
+    async def answer_inputs(self, requests: dict[str, dict[str, Any]],
+                            handle: TaskHandle | None) -> dict[str, Any]:
+        """Answer input requests (a multi round-trip request's, or an ext task's), key by key."""
+        return await self.answerer.answer_inputs(requests, handle)
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -429,190 +298,6 @@ class Client:
         if self.session.closed_error is not None:
             raise self.session.closed_error
 
-    def _release(self, handle: TaskHandle) -> None:
-        self.session.remove_progress_listener(handle.progress_token)
-        for request_id in list(handle.pending_input):
-            # A finished task's question is stale: the server hears so instead of an answer.
-            self.session.refuse_serving(request_id, _ended_reason(handle.task_id, handle.status))
-        if handle.task_id is not None:
-            self.tasks.pop(handle.task_id, None)
-            self._ended[handle.task_id] = handle.status
-            if len(self._ended) > ENDED_TASKS_KEPT:
-                self._ended.popitem(last=False)
-        self._calls.discard(handle)
-
-    def _track(self, task_id: str, handle: TaskHandle) -> None:
-        self.tasks[task_id] = handle
-        arrival = self._arrivals.pop(task_id, None)
-        if arrival is not None and not arrival.done():
-            arrival.set_result(handle)
-
-    async def _asker(self, params: dict[str, Any]) -> TaskHandle | None:
-        """The task a server request belongs to. Its question can overtake the answer to the
-        creation request (a server sends both at once, on different HTTP streams): then wait for
-        the creations in flight, a few seconds at most."""
-        handle = self._handle_for(params)
-        task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
-        if handle is not None or not task_id:
-            return handle
-        if task_id in self._ended:
-            raise HandlerError(jsonrpc.INVALID_PARAMS, _ended_reason(task_id, self._ended[task_id]))
-        if self._creating:
-            arrival = self._arrivals.get(task_id)
-            if arrival is None:
-                arrival = self._arrivals[task_id] = asyncio.get_running_loop().create_future()
-            try:
-                return await asyncio.wait_for(asyncio.shield(arrival), CREATION_WAIT_S)
-            except asyncio.TimeoutError:
-                pass
-            finally:
-                if self._arrivals.get(task_id) is arrival and not arrival.done():
-                    del self._arrivals[task_id]
-        # The request names a task, and questions belong to their task: never ask anyone about one
-        # this client does not know (it is another client's, or long gone).
-        log.warning("%s: refused a question naming task %s, which this client does not know", self.name, task_id)
-        raise HandlerError(jsonrpc.INVALID_PARAMS, f"this client knows no task {task_id!r}; the question "
-                                                   f"is not answered")
-
-    def _handle_for(self, params: dict[str, Any]) -> TaskHandle | None:
-        task_id = tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
-        if not task_id:
-            return None
-        return self.tasks.get(task_id) or self.dialect.creating(task_id)
-
-    def _on_task_status(self, params: dict[str, Any]) -> None:
-        handle = self._pushed_handle(params)
-        if handle is None:
-            return
-        try:
-            state = parse_task(params, "notifications/tasks/status")
-        except ValueError as exc:
-            self.session.noise_received(InvalidMessage(str(exc), server=self.name))
-            return
-        handle._push(state)
-
-    def _on_task_push(self, params: dict[str, Any]) -> None:
-        """``notifications/tasks`` (ext): the whole task, payload included; wakes its poller."""
-        handle = self._pushed_handle(params)
-        if handle is None:
-            return
-        try:
-            state = self.dialect.on_push(params)
-        except ValueError as exc:
-            self.session.noise_received(InvalidMessage(str(exc), server=self.name))
-            return
-        handle._push(state)
-
-    def _pushed_handle(self, params: dict[str, Any]) -> TaskHandle | None:
-        task_id = params.get("taskId")
-        return self.tasks.get(task_id) if isinstance(task_id, str) else None
-
-    def _on_log(self, params: dict[str, Any]) -> None:
-        params = scrub_data(params)  # the server may echo a secret it was given
-        handle = self._handle_for(params)
-        if handle is not None:
-            handle._log(params)
-        else:
-            self.logs.append(params)
-
-    def _on_connection(self) -> None:
-        # Reconnecting started or ended: every unfinished task's view says so.
-        for handle in list(self.tasks.values()):
-            handle._changed()
-
-    def _on_lost(self, exc: MCPError) -> None:
-        # Pollers notice on their next request; wake them so nobody waits a whole poll interval.
-        for handle in list(self.tasks.values()):
-            handle._wake.set()
-
-    async def _on_elicit(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
-        """A server request (stateful wire): answered like every other question, see ``answer_elicitation``."""
-        return await self.answer_elicitation(params, await self._asker(params), request.id)
-
-    async def answer_inputs(self, requests: dict[str, dict[str, Any]],
-                            handle: TaskHandle | None) -> dict[str, Any]:
-        """Answer input requests (a multi round-trip request's, or an ext task's), key by key, through
-        the same path as server requests. A key nothing here can answer is left out."""
-        keys = list(requests)
-        answers = await asyncio.gather(*(self._answer_input(key, requests[key], handle) for key in keys))
-        return {key: answer for key, answer in zip(keys, answers) if answer is not None}
-
-    async def _answer_input(self, key: str, request: dict[str, Any], handle: TaskHandle | None) -> Any:
-        method = request.get("method")
-        params = request.get("params") or {}
-        try:
-            if method == "elicitation/create":
-                return await self.answer_elicitation(params, handle, key)
-            if method == "sampling/createMessage":
-                return await self._answer_sampling(params, handle)
-            if method == "roots/list":
-                return {"roots": []}
-        except (HandlerError, InvalidMessage) as exc:
-            log.warning("%s: could not answer %s (%s): %s", self.name, key, method, exc)
-            return {"action": "cancel"} if method == "elicitation/create" else None
-        except Exception:  # a handler's bug: the question is dismissed, as a form closed unanswered
-            log.exception("%s: the handler for %s (%s) failed", self.name, key, method)
-            return {"action": "cancel"} if method == "elicitation/create" else None
-        log.warning("%s: the server asked for %r (%s), which this client cannot answer", self.name, key, method)
-        return None
-
-    async def answer_elicitation(self, params: dict[str, Any], handle: TaskHandle | None,
-                                 key: Any) -> dict[str, Any]:
-        """Who answers a question, in order: the connect() handler, the task's ``answers`` when they
-        fit the schema, a person through ``ask_user`` (the notebook's form), else a decline.
-
-        ``key`` names the question while it waits (``handle.pending_input``): the server request's
-        id, or the input request's key."""
-        parsed = self.session.validate(ElicitRequestParams, params, "elicitation/create params",
-                                       "elicitation/create")
-        if handle is not None and handle.done():
-            raise HandlerError(jsonrpc.INVALID_PARAMS, _ended_reason(handle.task_id, handle.status))
-        params = _tagged(params, handle)
-        if self.elicitation_handler is None and handle is not None and handle.answers is not None:
-            content = elicitation.answer_from(parsed.requested_schema, handle.answers)
-            if content is not None:
-                return self._answered(handle, parsed.message, "answers", {"action": "accept", "content": content})
-        handler, source = ((self.elicitation_handler, "handler") if self.elicitation_handler
-                           else (self.ask_user, "person") if self.ask_user else (None, "no handler"))
-        if handler is None:
-            return self._answered(handle, parsed.message, source, {"action": "decline"})
-        if handle is not None:
-            handle.pending_input[key] = {"method": "elicitation/create", "params": params}
-            handle._changed()
-        try:
-            answer = await handler(params)
-        finally:
-            if handle is not None:
-                handle.pending_input.pop(key, None)
-        if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-            raise HandlerError(-32603, "the elicitation handler returned no valid answer "
-                                       "(need {'action': 'accept'|'decline'|'cancel', ...})")
-        return self._answered(handle, parsed.message, source, answer)
-
-    @staticmethod
-    def _answered(handle: TaskHandle | None, message: str, source: str,
-                  answer: dict[str, Any] | str) -> Any:
-        if handle is not None:
-            handle.answered.append((message, source, answer if isinstance(answer, str) else answer["action"]))
-            handle._changed()
-        return answer
-
-    async def _on_sampling(self, params: dict[str, Any], request: Any) -> dict[str, Any]:
-        return await self._answer_sampling(params, await self._asker(params))
-
-    async def _answer_sampling(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
-        self.session.validate(CreateMessageRequestParams, params, "sampling/createMessage params",
-                              "sampling/createMessage")
-        if handle is not None and handle.done():
-            raise HandlerError(jsonrpc.INVALID_PARAMS, _ended_reason(handle.task_id, handle.status))
-        params = _tagged(params, handle)
-        if self.sampling_handler is None:
-            self._answered(handle, "the server asked for a model (sampling)", "no handler", "decline")
-            raise HandlerError(-1, "this client has no model to sample from (no sampling_handler)")
-        answer = await self.sampling_handler(params)
-        self._answered(handle, "the server asked for a model (sampling)", "handler", "accept")
-        return answer
-
     # -- closing -------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
@@ -620,10 +305,7 @@ class Client:
         if self._closed:
             return
         self._closed = True
-        runners = [h._runner for h in [*self.tasks.values(), *self._calls] if h._runner]
-        for runner in runners:
-            runner.cancel()
-        await asyncio.gather(*runners, return_exceptions=True)
+        await self.lifecycle.aclose()
         await self.session.close()
 
     async def __aenter__(self) -> "Client":
@@ -743,23 +425,3 @@ def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = Non
                       elicitation_handler=elicitation_handler, sampling_handler=sampling_handler,
                       name=name, timeout=timeout, protocol_version=protocol_version, index=index,
                       reconnect_for=reconnect_for)
-
-
-def _ended_reason(task_id: str | None, status: str) -> str:
-    return f"task {task_id!r} has already ended ({status}); its question is not answered"
-
-
-def _settle(future: "asyncio.Future[BaseException | None]", value: BaseException | None) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
-def _tagged(params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
-    """A question's params tagged with its task as the 2025-11-25 wire tags them
-    (``_meta["io.modelcontextprotocol/related-task"]``), whatever the dialect: handlers (the
-    notebook's among them) find the task that asks the same way everywhere."""
-    if handle is None or not handle.task_id or tasks_2025.related_task_id(params) is not None:
-        return params
-    meta = params.get("_meta")
-    meta = meta if isinstance(meta, dict) else {}
-    return {**params, "_meta": {**meta, tasks_2025.RELATED_TASK: {"taskId": handle.task_id}}}

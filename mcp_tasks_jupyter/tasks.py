@@ -1,4 +1,5 @@
-"""TaskHandle: one task's state and events, and the poller that keeps it current."""
+"""TaskHandle: one task's state and its events. What happens to a task is ``lifecycle.py``'s job;
+the handle is what it updates and what every view reads."""
 
 from __future__ import annotations
 
@@ -8,28 +9,15 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Generator
+from typing import Any, Awaitable, Callable, Generator
 
-from .errors import (AuthenticationFailed, ConnectionFailed, InvalidMessage, MCPError, ProtocolError,
-                     RequestTimeout,
-                     TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
-from .protocol.tasks import (CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, TERMINAL, WORKING,
-                             TaskState)
+from .errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
+from .protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
 from .redact import scrub_optional
 from .results import ToolResult
 
-if TYPE_CHECKING:
-    from .client import Client
-    from .dialects.base import TaskDialect
-
 log = logging.getLogger(__name__)
 
-DEFAULT_POLL_MS = 1000
-#: The longest a task ever waits between two polls, whatever interval the server asks for.
-MAX_POLL_WAIT_S = 60.0
-#: Consecutive failed polls (connection trouble, nonsense answers) before a task is declared lost.
-MAX_POLL_FAILURES = 6
-MAX_BACKOFF_S = 30.0
 LOG_LINES_KEPT = 500
 
 #: Client-side statuses, beyond what servers report.
@@ -52,6 +40,16 @@ class Progress:
         return None
 
 
+class HandleControls:
+    """What a handle may ask of the connection that owns it, as functions (the handle knows no client)."""
+
+    __slots__ = ("cancel", "reconnecting")
+
+    def __init__(self, cancel: Callable[["TaskHandle"], Awaitable[None]], reconnecting: Callable[[], bool]) -> None:
+        self.cancel = cancel
+        self.reconnecting = reconnecting
+
+
 class TaskHandle:
     """A task started (or attached to) by this client. Await it for the ToolResult.
 
@@ -59,10 +57,10 @@ class TaskHandle:
     TaskFailed / TaskCancelled / TaskLost. Cancelling the code that awaits never cancels the task.
     """
 
-    def __init__(self, client: "Client", tool: str | None, arguments: dict[str, Any] | None, *,
-                 runs_as_task: bool, progress_token: str) -> None:
-        self.client = client
-        self.server: str = client.name
+    def __init__(self, server: str, tool: str | None, arguments: dict[str, Any] | None, *,
+                 runs_as_task: bool, progress_token: str, controls: HandleControls, generation: int = 0) -> None:
+        self._controls = controls
+        self.server: str = server
         self.tool = tool
         self.arguments = arguments
         self.runs_as_task = runs_as_task
@@ -86,9 +84,7 @@ class TaskHandle:
         self.answered: list[tuple[str, str, str]] = []
         self._future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self._future.add_done_callback(_consume)
-        self._wake = asyncio.Event()
         self._callbacks: list[Callable[["TaskHandle"], None]] = []
-        self._runner: asyncio.Task[None] | None = None
         #: The stored result of an identical earlier call (``start_task(..., cache=True)``): no server call.
         self.cached = False
         #: Picked up again from the task index (``client.resume()``).
@@ -98,7 +94,7 @@ class TaskHandle:
         #: This task's row in the task index (None: not recorded).
         self.index_row: int | None = None
         #: The connection's session when the task started (a later one may not know the task).
-        self.generation = client.session.generation
+        self.generation = generation
 
     # -- what users call -----------------------------------------------------------------------
 
@@ -118,7 +114,7 @@ class TaskHandle:
     @property
     def reconnecting(self) -> bool:
         """Whether this unfinished task's server stopped answering and the client is reconnecting."""
-        return not self.done() and self.client.session.reconnecting
+        return not self.done() and self._controls.reconnecting()
 
     @property
     def elapsed(self) -> float:
@@ -132,18 +128,23 @@ class TaskHandle:
 
     async def cancel(self) -> None:
         """Ask the server to cancel the task; the handle then ends with TaskCancelled."""
-        if self.done():
-            return
-        if not self.runs_as_task:
-            if self._runner is not None:
-                self._runner.cancel()
-            return
-        assert self.task_id is not None
-        state = await self.client.dialect.cancel(self.task_id)
-        if state is not None:
-            self._apply(state)
-        else:
-            self._wake.set()  # it was already terminal: poll now to learn how it ended
+        if not self.done():
+            await self._controls.cancel(self)
+
+    # -- the task's questions (the answering path keeps these) ---------------------------------
+
+    def question_opened(self, key: Any, request: dict[str, Any]) -> None:
+        """A question of this task waits for an answer under ``key`` (request id or input key)."""
+        self.pending_input[key] = request
+        self._changed()
+
+    def question_closed(self, key: Any) -> None:
+        self.pending_input.pop(key, None)
+
+    def question_answered(self, message: str, source: str, action: str) -> None:
+        """How a question was answered: ``source`` is answers / handler / person / no handler."""
+        self.answered.append((message, source, action))
+        self._changed()
 
     def __repr__(self) -> str:
         """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see render.py)."""
@@ -156,7 +157,7 @@ class TaskHandle:
         from .render import task_html, task_text
         return {"text/plain": task_text(self), "text/html": task_html(self)}
 
-    # -- state changes (the poller, push notifications, the client) ----------------------------
+    # -- state changes: called by lifecycle.py only ---------------------------------------------
 
     def _changed(self) -> None:
         for callback in tuple(self._callbacks):
@@ -187,12 +188,6 @@ class TaskHandle:
         if changed:
             self._changed()
 
-    def _push(self, state: TaskState) -> None:
-        """A status notification arrived: take it and wake the poller if it matters now."""
-        self._apply(state)
-        if state.status in TERMINAL or state.status == INPUT_REQUIRED:
-            self._wake.set()
-
     def _on_progress(self, params: dict[str, Any]) -> None:
         progress = params.get("progress")
         if isinstance(progress, (int, float)) and not isinstance(progress, bool):
@@ -207,9 +202,10 @@ class TaskHandle:
         self.logs.append(params)
         self._changed()
 
-    def _finish(self, result: ToolResult | None = None, error: BaseException | None = None) -> None:
+    def _settle(self, result: ToolResult | None = None, error: BaseException | None = None) -> bool:
+        """End the handle with ``result`` or ``error`` (once: False when it had already ended)."""
         if self._future.done():
-            return
+            return False
         self.finished = time.time()
         if error is not None:
             if isinstance(error, TaskCancelled):
@@ -226,111 +222,7 @@ class TaskHandle:
             if self.status not in TERMINAL:
                 self.status = FAILED if result.is_error else COMPLETED
             self._future.set_result(result)
-        self.client._release(self)  # withdraws any question still open for this task
-        self.pending_input.clear()
-        self._changed()
-
-    # -- the poller ----------------------------------------------------------------------------
-
-    def _start(self, coro: Any) -> None:
-        self._runner = asyncio.create_task(coro, name=f"mcp-task {self.tool} {self.task_id or ''}")
-
-    async def _run_call(self, request: Any) -> None:
-        """An ordinary (non-task) call behind the handle."""
-        try:
-            self._finish(await request)
-        except asyncio.CancelledError:
-            self._finish(error=TaskCancelled("the call was cancelled", server=self.server, tool=self.tool))
-        except MCPError as exc:
-            self._finish(error=_as_task_failure(exc, self))
-        except Exception as exc:  # never leave a handle unfinished
-            self._finish(error=exc)
-
-    async def _poll(self, dialect: "TaskDialect", poll_now: bool = False) -> None:
-        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval,
-        counted from the start of one poll to the start of the next (so a poll's own round trip
-        does not stretch the interval, and the end is seen at most one interval late).
-
-        Connection trouble and timeouts are retried with backoff; after MAX_POLL_FAILURES in a row,
-        or when the connection is gone for good, the handle ends with TaskLost.
-        """
-        failures = 0
-        loop = asyncio.get_running_loop()
-        last_poll = loop.time()  # the poller starts with the task: its first poll is one interval on
-        try:
-            while not self._future.done():
-                try:
-                    if self.status in TERMINAL:
-                        if failures:
-                            await asyncio.sleep(min(MAX_BACKOFF_S, 2.0 ** failures))
-                        self._finish(await dialect.result(self))
-                        return
-                    if self.status == INPUT_REQUIRED:
-                        await dialect.serve_input(self)
-                    if not poll_now:
-                        interval = min(MAX_POLL_WAIT_S, (self.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
-                        deadline = last_poll + interval
-                        if failures:
-                            deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0 ** failures))
-                        await self._sleep_until(deadline)
-                        if self.status in TERMINAL:
-                            continue
-                    poll_now = False
-                    assert self.task_id is not None
-                    last_poll = loop.time()
-                    self._apply(await dialect.get(self.task_id))
-                    failures = 0
-                except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
-                    self._finish(error=exc)
-                    return
-                except (ConnectionFailed, RequestTimeout, InvalidMessage) as exc:
-                    # Transient until proven otherwise: a server that went away is waited for while
-                    # the session reconnects; other trouble (garbage answers too) is retried with backoff.
-                    session = dialect.session
-                    if session.closed_error is None and session.reconnecting:
-                        await session.wait_reachable()
-                        poll_now = True
-                        continue
-                    if session.closed_error is not None or failures + 1 >= self.client.max_poll_failures:
-                        why = (session.closed_error or exc).detail
-                        raise TaskLost(f"lost contact with the server: {why}",
-                                       server=self.server, task_id=self.task_id, tool=self.tool) from exc
-                    failures += 1
-                except TaskNotFound as exc:
-                    if isinstance(exc, TaskExpired) or session_renewed(dialect, self) is False:
-                        raise
-                    raise TaskNotFound("the server no longer knows this task: a new session was started after "
-                                       "the server ended the old one (it restarted, or forgot its sessions)",
-                                       server=self.server, task_id=self.task_id, tool=self.tool) from exc
-        except asyncio.CancelledError:
-            raise  # the client is closing; the task stays on the server
-        except TaskError as exc:
-            self._finish(error=exc)
-        except MCPError as exc:
-            self._finish(error=_as_task_failure(exc, self))
-        except Exception as exc:  # never leave a handle unfinished
-            log.exception("poller for %r failed", self)
-            self._finish(error=exc)
-        finally:
-            dialect.release(self)
-
-    async def _sleep_until(self, deadline: float) -> None:
-        """Sleep until ``deadline``; return early only when a push makes the task terminal or needy."""
-        loop = asyncio.get_running_loop()
-        while (remaining := deadline - loop.time()) > 0:
-            self._wake.clear()
-            try:
-                async with asyncio.timeout(remaining):
-                    await self._wake.wait()
-            except TimeoutError:
-                return
-            if self.status in TERMINAL or self.status == INPUT_REQUIRED:
-                return
-
-
-def session_renewed(dialect: "TaskDialect", handle: TaskHandle) -> bool:
-    """Whether the connection started a new session since ``handle``'s task was created."""
-    return dialect.session.generation > handle.generation
+        return True
 
 
 def _older(new: str | None, current: str | None) -> bool:
@@ -345,21 +237,10 @@ def _older(new: str | None, current: str | None) -> bool:
         return False
 
 
-def _as_task_failure(exc: MCPError, handle: TaskHandle) -> TaskError:
-    if isinstance(exc, TaskError):
-        return exc
-    if isinstance(exc, ConnectionFailed):
-        return TaskLost(f"lost the connection: {exc.detail}", server=handle.server,
-                        task_id=handle.task_id, tool=handle.tool)
-    error = exc.error if isinstance(exc, ProtocolError) else None
-    return TaskFailed(exc.detail, server=handle.server, task_id=handle.task_id, tool=handle.tool,
-                      status_message=handle.status_message, error=error)
-
-
 def _consume(future: asyncio.Future[Any]) -> None:
     # An unawaited failed handle must not print "exception was never retrieved".
     if not future.cancelled():
         future.exception()
 
 
-__all__ = ["TaskHandle", "Progress", "TaskNotFound", "EXPIRED", "LOST"]
+__all__ = ["TaskHandle", "HandleControls", "Progress", "TaskNotFound", "EXPIRED", "LOST"]

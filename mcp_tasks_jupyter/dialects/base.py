@@ -1,13 +1,20 @@
-"""The narrow interface a task dialect implements; the handle and the poller only see this."""
+"""The narrow interface a task dialect implements; the lifecycle only sees this.
+
+A dialect owns its wire: it sequences its requests over the session, installs the handlers of what
+its servers push (status notifications, questions, log lines) and decides which task each belongs to,
+reporting to the lifecycle through ``TaskEvents`` and to the answering path through ``Answers``.
+"""
 
 from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..errors import InvalidMessage, ProtocolError, TaskExpired, TaskNotFound
+from ..protocol import tasks_2025, tasks_sep1686
 from ..protocol.bounds import MAX_LIST_PAGES
+from ..protocol.jsonrpc import Request
 from ..protocol.tasks import TaskState, parse_task
 from ..protocol.types import Tool
 from ..results import ToolResult
@@ -17,6 +24,31 @@ if TYPE_CHECKING:
     from ..tasks import TaskHandle
 
 log = logging.getLogger(__name__)
+
+
+class TaskEvents(Protocol):
+    """What a dialect tells the lifecycle (implemented by ``lifecycle.TaskLifecycle``)."""
+
+    def handle_of(self, task_id: str) -> "TaskHandle | None": ...
+
+    def pushed(self, task_id: str, state: TaskState) -> None: ...
+
+    def wake(self, handle: "TaskHandle") -> None: ...
+
+    def log(self, handle: "TaskHandle | None", params: dict[str, Any]) -> None: ...
+
+    async def task_asking(self, task_id: str) -> "TaskHandle": ...
+
+
+class Answers(Protocol):
+    """The answering path (implemented by ``answering.Answerer``)."""
+
+    async def elicit(self, params: dict[str, Any], handle: "TaskHandle | None", key: Any) -> dict[str, Any]: ...
+
+    async def sample(self, params: dict[str, Any], handle: "TaskHandle | None") -> dict[str, Any]: ...
+
+    async def answer_inputs(self, requests: dict[str, dict[str, Any]],
+                            handle: "TaskHandle | None") -> dict[str, Any]: ...
 
 
 class TaskDialect(ABC):
@@ -58,9 +90,50 @@ class TaskDialect(ABC):
     #: must be ready to poll one).
     unsolicited_tasks: bool = False
 
-    def install(self) -> None:
-        """Wire what the dialect needs into the session (capabilities, notification handlers);
-        called once by the Client that uses it."""
+    def install(self, events: TaskEvents, answers: Answers) -> None:
+        """Wire what the dialect needs into the session (capabilities, the handlers of what its
+        servers push and ask); called once by the Client that uses it. Dialects extend it."""
+        self.events = events
+        self.answers = answers
+        session = self.session
+        session.notification_handlers[tasks_2025.STATUS_NOTIFICATION] = self._on_status
+        session.notification_handlers["notifications/message"] = self._on_log
+        session.request_handlers["elicitation/create"] = self._on_elicit
+        session.request_handlers["sampling/createMessage"] = self._on_sampling
+
+    # -- routing what the server pushes and asks -------------------------------------------------
+
+    def task_named(self, params: dict[str, Any]) -> str | None:
+        """The task a server message names (its related-task tag), if any."""
+        return tasks_2025.related_task_id(params) or tasks_sep1686.related_task_id(params)
+
+    def _on_status(self, params: dict[str, Any]) -> None:
+        """``notifications/tasks/status``: the whole task."""
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str) or self.events.handle_of(task_id) is None:
+            return
+        try:
+            state = parse_task(params, "notifications/tasks/status")
+        except ValueError as exc:
+            self.session.noise_received(InvalidMessage(str(exc), server=self.server))
+            return
+        self.events.pushed(task_id, state)
+
+    def _on_log(self, params: dict[str, Any]) -> None:
+        task_id = self.task_named(params)
+        self.events.log(self.events.handle_of(task_id) if task_id else None, params)
+
+    async def _asking(self, params: dict[str, Any]) -> "TaskHandle | None":
+        """The task a server request belongs to (None: a question of the server's own); a request
+        naming a task that ended or is unknown here is refused by ``task_asking``."""
+        task_id = self.task_named(params)
+        return await self.events.task_asking(task_id) if task_id else None
+
+    async def _on_elicit(self, params: dict[str, Any], request: Request) -> dict[str, Any]:
+        return await self.answers.elicit(params, await self._asking(params), request.id)
+
+    async def _on_sampling(self, params: dict[str, Any], request: Request) -> dict[str, Any]:
+        return await self.answers.sample(params, await self._asking(params))
 
     # -- the task's life -----------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from ..protocol import tasks_ext as wire
 from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, TaskState
 from ..protocol.types import Tool
 from ..results import ToolResult
-from .base import TaskDialect
+from .base import Answers, TaskDialect, TaskEvents
 
 if TYPE_CHECKING:
     from ..tasks import TaskHandle
@@ -70,8 +70,22 @@ class ExtDialect(TaskDialect):
         #: The ``subscriptions/listen`` requests open now (at most MAX_LISTENERS).
         self.listeners = 0
 
-    def install(self) -> None:
+    def install(self, events: TaskEvents, answers: Answers) -> None:
+        super().install(events, answers)
         self.session.declare_extension(wire.EXTENSION)
+        self.session.notification_handlers[wire.NOTIFICATION] = self._on_task_push
+
+    def _on_task_push(self, params: dict[str, Any]) -> None:
+        """``notifications/tasks``: the whole task, payload included; wakes its poller."""
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str) or self.events.handle_of(task_id) is None:
+            return
+        try:
+            state = self.on_push(params)
+        except ValueError as exc:
+            self.session.noise_received(InvalidMessage(str(exc), server=self.server))
+            return
+        self.events.pushed(task_id, state)
 
     def runs_as_task(self, tool: Tool) -> bool:
         return True  # any call may become a task: the server decides per call
@@ -166,7 +180,7 @@ class ExtDialect(TaskDialect):
             log.error("%s: answering %s failed", self.server, key, exc_info=job.exception())
 
     async def _answer(self, handle: "TaskHandle", record: _Task, key: str, request: dict[str, Any]) -> None:
-        responses = await handle.client.answer_inputs({key: request}, handle)
+        responses = await self.answers.answer_inputs({key: request}, handle)
         record.answered.add(key)  # settled: never asked again, whatever comes of it
         if key not in responses:
             return  # nothing here can answer this kind of request (logged once)
@@ -185,7 +199,7 @@ class ExtDialect(TaskDialect):
             except ProtocolError as exc:
                 log.warning("%s: tasks/update for %s of task %s refused: %s", self.server, key, task_id, exc)
                 return
-        handle._wake.set()  # poll at once to see what the answer changed
+        self.events.wake(handle)  # poll at once to see what the answer changed
 
     # -- the end -------------------------------------------------------------------------------
 

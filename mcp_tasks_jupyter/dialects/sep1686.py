@@ -23,7 +23,7 @@ from ..protocol import tasks_sep1686 as wire
 from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, SUBMITTED, TaskState
 from ..protocol.types import Tool
 from ..results import ToolResult
-from .base import TaskDialect
+from .base import Answers, TaskDialect, TaskEvents
 
 if TYPE_CHECKING:
     from ..tasks import TaskHandle
@@ -56,7 +56,8 @@ class Sep1686Dialect(TaskDialect):
         super().__init__(session, reason)
         self._drafts: dict[str, _Draft] = {}
 
-    def install(self) -> None:
+    def install(self, events: TaskEvents, answers: Answers) -> None:
+        super().install(events, answers)
         self.session.notification_handlers[wire.CREATED_NOTIFICATION] = self._on_created
 
     def runs_as_task(self, tool: Tool) -> bool:
@@ -136,8 +137,8 @@ class Sep1686Dialect(TaskDialect):
         error = call.exception()
         if error is not None and not isinstance(error, ProtocolError):
             return  # the connection broke: polling tells what became of the task
-        draft.handle._push(TaskState(task_id, FAILED if error is not None else COMPLETED,
-                                     draft.handle.status_message))
+        self.events.pushed(task_id, TaskState(task_id, FAILED if error is not None else COMPLETED,
+                                              draft.handle.status_message))
 
     def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
         try:

@@ -84,8 +84,8 @@ def make_board(handles: Sequence[TaskHandle] | None = None, *, server: str | Non
     handles = list(runtime.handles if handles is None else handles)
     board = BoardWidget(handles, select_server=server, select_status=status)
     connections = list(runtime.connections.values())
-    live_records = {(id(getattr(h.client, "index", None)), h.index_row) for h in handles
-                    if getattr(h, "index_row", None) is not None}
+    # Row ids are random 63-bit numbers (index.py): the same id is the same record, whatever index.
+    live_rows = {h.index_row for h in handles if getattr(h, "index_row", None) is not None}
     notebook = notebook_path()
     for connection in connections:
         index = getattr(connection.client, "index", None)
@@ -97,7 +97,7 @@ def make_board(handles: Sequence[TaskHandle] | None = None, *, server: str | Non
             board.add_note(f"the task index {index.path} could not be read: {runtime.redact(str(exc))}")
             continue
         for record in records:
-            if record.notebook != notebook or (id(index), record.id) in live_records:
+            if record.notebook != notebook or record.id in live_rows:
                 continue
             board.add_static(tool=record.tool, server=connection.name, status=record.status,
                              message=record.status_message, task_id=record.task_id,

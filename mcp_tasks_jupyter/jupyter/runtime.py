@@ -21,11 +21,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Coroutine, Sequence
 
-from .. import elicitation
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, UsageError
 from ..index import TaskIndex, default_index
-from ..protocol import tasks_2025
+from ..protocol.tasks import question_task_id
 from ..redact import register_all, safe_url, scrub
 from ..tasks import TaskHandle
 from .config import redact
@@ -35,8 +34,6 @@ log = logging.getLogger(__name__)
 
 #: How long the exit hook waits for connections to close before killing what is left.
 EXIT_TIMEOUT_S = 2.0
-#: How long a question (elicitation) waits for the creation of the task it belongs to.
-CREATION_WAIT_S = 10.0
 
 QuestionHandler = Callable[[TaskHandle | None, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -75,7 +72,6 @@ class Runtime:
         #: without it, questions without preset answers are declined.
         self.question_handler: QuestionHandler | None = None
         self._jobs: set[asyncio.Task[Any]] = set()
-        self._creating: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Where every connection records its tasks (``index.py``); the default one on first use
         #: (``$MTJ_INDEX``, or the user's data directory; ``MTJ_INDEX=off``: none).
@@ -143,11 +139,10 @@ class Runtime:
             await connection.client.aclose()
         except Exception as exc:  # closing must not fail the caller
             log.debug("closing %s failed: %s", connection.name, exc)
-        for handle in self.handles:
-            if handle.client is connection.client and not handle.done():
-                resume = f"; resume with %mcp_result {connection.name}:{handle.task_id}" if handle.task_id else ""
-                handle._finish(error=TaskLost(f"{why}; the task may still run on the server{resume}",
-                                              server=handle.server, task_id=handle.task_id, tool=handle.tool))
+        lifecycle = connection.client.lifecycle
+        for handle in lifecycle.live():
+            resume = f"; resume with %mcp_result {connection.name}:{handle.task_id}" if handle.task_id else ""
+            lifecycle.end_here(handle, why, resume)
 
     def task_index(self) -> TaskIndex | None:
         """The task index of this runtime (the default one unless ``index`` was set)."""
@@ -198,8 +193,6 @@ class Runtime:
         client = self.client(server)
         job = self.spawn(self._start(client, tool, arguments, ttl, answers, cache, out),
                          name=f"mcp-start {client.name}:{tool}", awaited=True)
-        self._creating.add(job)
-        job.add_done_callback(self._creating.discard)
         return await asyncio.shield(job)
 
     async def _start(self, client: Client, tool: str, arguments: dict[str, Any] | None, ttl: int | None,
@@ -252,8 +245,9 @@ class Runtime:
     def needs_reattach(self, handle: TaskHandle) -> bool:
         """Whether ``handle`` ended only because its connection was closed or replaced here, so
         attaching again (``attach``) resumes its task."""
+        current = self.clients.get(handle.server)
         return (handle.done() and isinstance(handle.exception(), TaskLost)
-                and self.clients.get(handle.server) is not handle.client)
+                and (current is None or not current.lifecycle.owns(handle)))
 
     def find(self, task: str | TaskHandle, *, server: str | None = None) -> TaskHandle | None:
         """The handle for a task id (newest first) or the handle itself, tracked; None if unknown here."""
@@ -264,7 +258,7 @@ class Runtime:
                 return handle
         for name, client in self.clients.items():
             if server is None or name == server:
-                handle = client.tasks.get(task)
+                handle = client.handle_of(task)
                 if handle is not None:
                     return self.track(handle)
         return None
@@ -282,16 +276,9 @@ class Runtime:
     async def _ask_person(self, params: dict[str, Any]) -> dict[str, Any]:
         """A question neither a connect() handler nor the task's preset answers settled: show it
         to a person through ``question_handler`` (the widget form), else decline."""
-        task_id = tasks_2025.related_task_id(params)
+        # The connection found the task before asking (waiting for its creation if need be).
+        task_id = question_task_id(params)
         handle = self.find(task_id) if task_id else None
-        if handle is None and task_id and self._creating:
-            # The question can overtake the answer to the creation request.
-            await asyncio.wait(list(self._creating), timeout=CREATION_WAIT_S)
-            handle = self.find(task_id)
-            if handle is not None and handle.answers is not None:
-                content = elicitation.answer_from(params.get("requestedSchema"), handle.answers)
-                if content is not None:
-                    return {"action": "accept", "content": content}
         if self.question_handler is not None:
             return await self.question_handler(handle, params)
         return {"action": "decline"}
@@ -331,7 +318,6 @@ class Runtime:
         self.connections.clear()
         self.handles.clear()
         self._jobs.clear()
-        self._creating.clear()
         self._loop = loop
         _install_exit_hook()
 

@@ -70,3 +70,22 @@ def tagged_task_id(params: dict[str, Any], key: str) -> str | None:
         if isinstance(related, dict) and isinstance(related.get("taskId"), str):
             return related["taskId"]
     return None
+
+
+#: How the questions handed to handlers (``elicitation_handler``, the notebook's form) name the task
+#: that asks, whatever the dialect: the 2025-11-25 related-task tag.
+QUESTION_TAG = "io.modelcontextprotocol/related-task"
+
+
+def tag_question(params: dict[str, Any], task_id: str | None) -> dict[str, Any]:
+    """``params`` tagged with ``task_id`` under ``QUESTION_TAG`` (unchanged when already tagged or no id)."""
+    if not task_id or tagged_task_id(params, QUESTION_TAG) is not None:
+        return params
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    return {**params, "_meta": {**meta, QUESTION_TAG: {"taskId": task_id}}}
+
+
+def question_task_id(params: dict[str, Any]) -> str | None:
+    """The task a question handed to a handler belongs to (see ``tag_question``)."""
+    return tagged_task_id(params, QUESTION_TAG)

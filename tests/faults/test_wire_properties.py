@@ -26,7 +26,6 @@ from mcp_tasks_jupyter.errors import MCPError  # noqa: E402
 from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686  # noqa: E402
 from mcp_tasks_jupyter.protocol.tasks import SERVER_STATUSES, TaskState, parse_task  # noqa: E402
 from mcp_tasks_jupyter.session import Session  # noqa: E402
-from mcp_tasks_jupyter.tasks import TaskHandle  # noqa: E402
 from mcp_tasks_jupyter.transport.base import Transport  # noqa: E402
 
 FAST = settings(max_examples=300, deadline=None, database=None,
@@ -284,7 +283,7 @@ class MemoryTransport(Transport):
 async def _feed(raw: list[bytes]) -> None:
     session = Session(MemoryTransport(), name="random-server", request_timeout=5)
     client = Client(session, Core2025Dialect(session), elicitation_handler=None, sampling_handler=None)
-    handle = TaskHandle(client, "job", {}, runs_as_task=True, progress_token=TOKEN)
+    handle = client.lifecycle._new_handle("job", {}, runs_as_task=True, token=TOKEN)
     handle.task_id = "t1"
     client.tasks["t1"] = handle
     session.add_progress_listener(TOKEN, handle._on_progress)

@@ -1,0 +1,551 @@
+"""What happens to a task, from its start to its release: one ``TaskLifecycle`` per connection.
+
+Read top to bottom:
+
+1. **Start**: a tool call becomes a server-side task (``dialect.create``), an ordinary call behind the
+   same handle (no task support), or a call the server decides about (ext, sep1686); or a handle comes
+   from elsewhere: ``attach`` (a task id), ``resume`` (the task index), ``cached`` (a stored result).
+2. **Record**: every handle started here is written to the task index and kept current.
+3. **Poll**: one poller per task asks the server at the task's interval (bounded), sleeps until then or
+   until a push wakes it, waits for a reconnection, retries transient trouble with backoff, and
+   serves the task's questions when it is ``input_required``.
+4. **Finish**: the result (or error) settles the handle; then **release**: progress listener, open
+   questions (refused: their answer would be stale), registries, the dialect's own state.
+
+The dialect reports what the server pushes through ``TaskEvents`` (``pushed``, ``wake``, ``log``,
+questions); the handle is state and events only and calls back through the functions it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
+
+from .errors import (AuthenticationFailed, ConnectionFailed, InvalidMessage, MCPError, ProtocolError,
+                     RequestTimeout, TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
+from .index import Recorder, ServerIdentity, TaskIndex, notebook_path
+from .protocol import modern
+from .protocol.tasks import INPUT_REQUIRED, TERMINAL, TaskState
+from .protocol.types import Tool
+from .redact import scrub_data
+from .results import ToolResult
+from .session import HandlerError, Session
+from .tasks import HandleControls, TaskHandle
+
+if TYPE_CHECKING:
+    from .dialects.base import TaskDialect
+
+log = logging.getLogger(__name__)
+
+DEFAULT_POLL_MS = 1000
+#: The longest a task ever waits between two polls, whatever interval the server asks for.
+MAX_POLL_WAIT_S = 60.0
+#: Consecutive failed polls (connection trouble, garbage answers) before a task is declared lost.
+MAX_POLL_FAILURES = 6
+MAX_BACKOFF_S = 30.0
+#: Where the server decides whether a call becomes a task (ext, sep1686), how long ``start`` waits
+#: for that decision before it returns a handle whose call is still running.
+ACCEPT_WAIT_S = 2.0
+#: How long a question naming an unknown task waits for a creation in flight to reveal that task.
+CREATION_WAIT_S = 5.0
+#: Ended tasks remembered (id → final status), so that a late question naming one is refused.
+ENDED_TASKS_KEPT = 1000
+LOGS_KEPT = 500
+
+_tokens = itertools.count(1)
+
+
+def new_progress_token() -> str:
+    return f"mtj-{next(_tokens)}"
+
+
+class TaskLifecycle:
+    """Every task of one connection: built from its session, its dialect and (optionally) a task index."""
+
+    def __init__(self, session: Session, dialect: "TaskDialect", *,
+                 identity: Callable[[], ServerIdentity]) -> None:
+        self.session = session
+        self.dialect = dialect
+        self._identity = identity
+        #: Where the tasks started here are recorded (None: nowhere); see ``index.py``.
+        self.index: TaskIndex | None = None
+        #: Failed polls in a row (with backoff between them) before a task is declared lost.
+        self.max_poll_failures = MAX_POLL_FAILURES
+        #: Every unfinished task (by id) started or attached here: strong references.
+        self.tasks: dict[str, TaskHandle] = {}
+        #: Unfinished ordinary calls running behind handles.
+        self.calls: set[TaskHandle] = set()
+        self._runners: dict[TaskHandle, asyncio.Task[None]] = {}
+        self._wakes: dict[TaskHandle, asyncio.Event] = {}
+        self._creating = 0
+        self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
+        self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._controls = HandleControls(self.cancel, lambda: session.reconnecting)
+        self._made: weakref.WeakSet[TaskHandle] = weakref.WeakSet()
+        #: Log notifications that belong to no task of this connection.
+        self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOGS_KEPT)
+
+    @property
+    def server(self) -> str:
+        return self.session.name
+
+    def _new_handle(self, tool: str | None, arguments: dict[str, Any] | None, *, runs_as_task: bool,
+                    token: str | None = None) -> TaskHandle:
+        handle = TaskHandle(self.server, tool, arguments, runs_as_task=runs_as_task,
+                            progress_token=token or new_progress_token(), controls=self._controls,
+                            generation=self.session.generation)
+        self._made.add(handle)
+        return handle
+
+    def owns(self, handle: TaskHandle) -> bool:
+        """Whether ``handle`` was made by this connection (finished or not)."""
+        return handle in self._made
+
+    def live(self) -> list[TaskHandle]:
+        """Every unfinished handle of this connection (tasks and ordinary calls)."""
+        return [*self.tasks.values(), *self.calls]
+
+    # == 1. start =====================================================================================
+
+    async def start(self, spec: Tool, args: dict[str, Any], *, ttl: int | None,
+                    answers: dict[str, Any] | None) -> TaskHandle:
+        """Start ``spec`` with ``args``; the handle returns as soon as the server accepted the task."""
+        token = new_progress_token()
+        as_task = self.dialect.runs_as_task(spec)
+        decides = as_task and self.dialect.server_decides
+        # Where the server decides, the handle is an ordinary call until the answer says "task".
+        handle = self._new_handle(spec.name, args, runs_as_task=as_task and not decides, token=token)
+        handle.answers = dict(answers) if answers else None
+        self.session.add_progress_listener(token, handle._on_progress)
+        if not as_task:
+            self.calls.add(handle)
+            self._run(handle, self._run_call(handle, self.plain_call(spec.name, args, token, timeout=None,
+                                                                     handle=handle)))
+        elif decides:
+            await self._start_decided(handle, spec, args, ttl, token)
+        else:
+            await self._create(handle, spec, args, ttl, token)
+        self.record(handle)
+        return handle
+
+    async def _create(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
+                      token: str) -> None:
+        self._creating += 1
+        try:
+            created = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token)
+        except BaseException:
+            self.session.remove_progress_listener(token)
+            raise
+        finally:
+            self._creating -= 1
+        if isinstance(created, ToolResult):  # the server ran it inline
+            self.calls.add(handle)
+            handle.runs_as_task = False
+            self.finish(handle, created)
+            return
+        handle._apply(created)
+        self._track(created.task_id, handle)
+        self._run(handle, self._poll(handle))
+
+    async def _start_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
+                             token: str) -> None:
+        """A call the server may turn into a task: return once it decided (or ACCEPT_WAIT_S passed:
+        the call then goes on behind the handle, which becomes a task handle if it does)."""
+        decided: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+        self.calls.add(handle)
+        runner = self._run(handle, self._run_decided(handle, spec, args, ttl, token, decided))
+        try:
+            await asyncio.wait([decided], timeout=ACCEPT_WAIT_S)
+        except asyncio.CancelledError:
+            runner.cancel()  # nobody got the handle: withdraw the call
+            raise
+        failure = decided.result() if decided.done() else None
+        if failure is not None:
+            raise failure  # refused at once, as a failed task creation would be
+
+    async def _run_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
+                           token: str, decided: asyncio.Future[BaseException | None]) -> None:
+        self._creating += 1
+        try:
+            outcome = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token, handle=handle)
+        except asyncio.CancelledError:
+            _settle(decided, None)
+            self.finish(handle, error=TaskCancelled("the call was cancelled", server=self.server, tool=handle.tool))
+            return
+        except MCPError as exc:
+            _settle(decided, exc)
+            self.finish(handle, error=as_task_failure(exc, handle))
+            return
+        except Exception as exc:  # never leave a handle unfinished
+            _settle(decided, exc)
+            self.finish(handle, error=exc)
+            return
+        finally:
+            self._creating -= 1
+        _settle(decided, None)
+        if isinstance(outcome, ToolResult):
+            self.finish(handle, outcome)
+            return
+        handle.runs_as_task = True
+        handle._apply(outcome)
+        self.calls.discard(handle)
+        self._track(outcome.task_id, handle)
+        handle._changed()
+        await self._poll(handle)
+
+    async def plain_call(self, tool: str, args: dict[str, Any], token: str | None, *,
+                         timeout: float | None, handle: TaskHandle | None = None) -> ToolResult:
+        """An ordinary ``tools/call`` (on the stateless wire, following ``input_required`` rounds)."""
+        params: dict[str, Any] = {"name": tool, "arguments": args}
+        if token is not None:
+            params["_meta"] = {"progressToken": token}
+        if self.session.modern:
+            raw = await self.session.request_complete("tools/call", params, timeout=timeout, context=handle)
+            if modern.result_type(raw) != modern.COMPLETE:
+                raise InvalidMessage(f"a {modern.result_type(raw)!r} result to tools/call, which this "
+                                     f"client did not ask for", server=self.server, method="tools/call", data=raw)
+        else:
+            raw = await self.session.request("tools/call", params, timeout=timeout)
+        try:
+            return ToolResult.from_wire(raw)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.server, method="tools/call", data=raw) from None
+
+    async def _run_call(self, handle: TaskHandle, request: Awaitable[ToolResult]) -> None:
+        """An ordinary (non-task) call behind the handle."""
+        try:
+            self.finish(handle, await request)
+        except asyncio.CancelledError:
+            self.finish(handle, error=TaskCancelled("the call was cancelled", server=self.server, tool=handle.tool))
+        except MCPError as exc:
+            self.finish(handle, error=as_task_failure(exc, handle))
+        except Exception as exc:  # never leave a handle unfinished
+            self.finish(handle, error=exc)
+
+    async def call_decided(self, spec: Tool, args: dict[str, Any], timeout: float | None) -> ToolResult:
+        """``call_tool`` where the server may answer any call with a task: poll it to its end."""
+        handle: TaskHandle | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                handle = await self.start(spec, args, ttl=None, answers=None)
+                return await handle
+        except TimeoutError:
+            if handle is not None and handle.runs_as_task:
+                raise  # a task goes on on the server (``client.tasks`` has its handle)
+            if handle is not None:
+                self.withdraw(handle)  # an ordinary call: withdraw it, as a plain call's timeout does
+            raise RequestTimeout(f"tools/call: no answer within {timeout} s", server=self.server) from None
+
+    def attach(self, task_id: str, *, tool: str | None = None) -> TaskHandle:
+        """A handle for a task the server already has (e.g. started before a kernel restart)."""
+        existing = self.tasks.get(task_id)
+        if existing is not None:
+            return existing
+        handle = self._new_handle(tool, None, runs_as_task=True)
+        handle.task_id = task_id
+        self.tasks[task_id] = handle
+        self._run(handle, self._poll(handle, poll_now=True))
+        return handle
+
+    def cached(self, tool: str, args: dict[str, Any], target: str) -> TaskHandle | None:
+        """A finished handle holding the stored result of the same call, if the index has one."""
+        if self.index is None:
+            return None
+        record = self.index.cached(target, tool, args)
+        if record is None or record.result is None:
+            return None
+        try:
+            result = ToolResult.from_wire(record.result)
+        except ValueError:
+            return None
+        handle = self._new_handle(tool, args, runs_as_task=False)
+        handle.cached = True
+        handle.created_at = record.created_at
+        handle.status_message = "cached result of an earlier identical call"
+        handle._settle(result)
+        handle._changed()
+        return handle
+
+    def resume(self, target: str, notebook: str | None, *, stdio: bool) -> list[TaskHandle]:
+        """Attach again to ``notebook``'s unfinished tasks on this server, as the task index has them
+        (see ``Client.resume``)."""
+        assert self.index is not None
+        handles: list[TaskHandle] = []
+        for record in self.index.unfinished(target, notebook):
+            if record.task_id is None:
+                self.index.mark(record.id, "lost", "it ran as an ordinary call, which ended with its connection")
+                continue
+            if stdio and record.task_id not in self.tasks:
+                self.index.mark(record.id, "lost", "it was bound to a stdio server process that has ended")
+                continue
+            known = record.task_id in self.tasks
+            handle = self.attach(record.task_id, tool=record.tool)
+            if not known:
+                handle.arguments = record.arguments
+                handle.resumed = True
+                handle.out_var = record.out_var
+                handle.index_row = record.id
+                self._follow(handle, Recorder(self.index, record.id))
+            handles.append(handle)
+        return handles
+
+    # == 2. record ====================================================================================
+
+    def record(self, handle: TaskHandle) -> None:
+        """Record ``handle`` in the index and keep its row current (on changes of state only)."""
+        if self.index is None or handle.tool is None:
+            return
+        row = self.index.add(self._identity(), handle.tool, handle.arguments, task_id=handle.task_id,
+                             status=handle.status, status_message=handle.status_message,
+                             created_at=handle.created_at, ttl_ms=handle.ttl_ms, notebook=notebook_path())
+        if row is None:
+            return
+        handle.index_row = row
+        self._follow(handle, Recorder(self.index, row))
+
+    @staticmethod
+    def _follow(handle: TaskHandle, recorder: Recorder) -> None:
+        handle.on_change(recorder)
+        if handle.done():
+            recorder(handle)
+
+    # == 3. poll ======================================================================================
+
+    def _run(self, handle: TaskHandle, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        runner = asyncio.get_running_loop().create_task(coro, name=f"mcp-task {handle.tool} {handle.task_id or ''}")
+        self._runners[handle] = runner
+        runner.add_done_callback(lambda _r: self._runners.pop(handle, None))
+        return runner
+
+    async def _poll(self, handle: TaskHandle, poll_now: bool = False) -> None:
+        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval (at most
+        MAX_POLL_WAIT_S), counted from the start of one poll to the start of the next (so a poll's own
+        round trip does not stretch the interval, and the end is seen at most one interval late).
+
+        While the session reconnects to a server that went away, the poller waits for it; other
+        connection trouble, timeouts and garbage answers are retried with backoff; after
+        MAX_POLL_FAILURES in a row, or when the connection is gone for good, the handle ends TaskLost.
+        """
+        dialect, session = self.dialect, self.session
+        failures = 0
+        loop = asyncio.get_running_loop()
+        last_poll = loop.time()  # the poller starts with the task: its first poll is one interval on
+        try:
+            while not handle.done():
+                try:
+                    if handle.status in TERMINAL:
+                        if failures:
+                            await asyncio.sleep(min(MAX_BACKOFF_S, 2.0 ** failures))
+                        self.finish(handle, await dialect.result(handle))
+                        return
+                    if handle.status == INPUT_REQUIRED:
+                        await dialect.serve_input(handle)
+                    if not poll_now:
+                        interval = min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
+                        deadline = last_poll + interval
+                        if failures:
+                            deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0 ** failures))
+                        await self._sleep_until(handle, deadline)
+                        if handle.status in TERMINAL:
+                            continue
+                    poll_now = False
+                    assert handle.task_id is not None
+                    last_poll = loop.time()
+                    handle._apply(await dialect.get(handle.task_id))
+                    failures = 0
+                except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
+                    self.finish(handle, error=exc)
+                    return
+                except (ConnectionFailed, RequestTimeout, InvalidMessage) as exc:
+                    if session.closed_error is None and session.reconnecting:
+                        await session.wait_reachable()
+                        poll_now = True
+                        continue
+                    if session.closed_error is not None or failures + 1 >= self.max_poll_failures:
+                        why = (session.closed_error or exc).detail
+                        raise TaskLost(f"lost contact with the server: {why}", server=self.server,
+                                       task_id=handle.task_id, tool=handle.tool) from exc
+                    failures += 1
+                except TaskNotFound as exc:
+                    if isinstance(exc, TaskExpired) or session.generation <= handle.generation:
+                        raise
+                    raise TaskNotFound("the server no longer knows this task: a new session was started after "
+                                       "the server ended the old one (it restarted, or forgot its sessions)",
+                                       server=self.server, task_id=handle.task_id, tool=handle.tool) from exc
+        except asyncio.CancelledError:
+            raise  # the client is closing; the task stays on the server
+        except TaskError as exc:
+            self.finish(handle, error=exc)
+        except MCPError as exc:
+            self.finish(handle, error=as_task_failure(exc, handle))
+        except Exception as exc:  # never leave a handle unfinished
+            log.exception("poller for %r failed", handle)
+            self.finish(handle, error=exc)
+        finally:
+            dialect.release(handle)
+
+    async def _sleep_until(self, handle: TaskHandle, deadline: float) -> None:
+        """Sleep until ``deadline``; return early only when a push makes the task terminal or needy."""
+        loop = asyncio.get_running_loop()
+        wake = self._wakes.setdefault(handle, asyncio.Event())
+        while (remaining := deadline - loop.time()) > 0:
+            wake.clear()
+            try:
+                async with asyncio.timeout(remaining):
+                    await wake.wait()
+            except TimeoutError:
+                return
+            if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
+                return
+
+    # -- what the dialect reports (TaskEvents) ----------------------------------------------------
+
+    def handle_of(self, task_id: str) -> TaskHandle | None:
+        """The live handle of ``task_id`` (also one still being created, where the id is known)."""
+        return self.tasks.get(task_id) or self.dialect.creating(task_id)
+
+    def pushed(self, task_id: str, state: TaskState) -> None:
+        """A status pushed by the server: take it, and wake the poller if it matters now."""
+        handle = self.tasks.get(task_id) or self.dialect.creating(task_id)
+        if handle is None:
+            return
+        handle._apply(state)
+        if state.status in TERMINAL or state.status == INPUT_REQUIRED:
+            self.wake(handle)
+
+    def wake(self, handle: TaskHandle) -> None:
+        """Poll ``handle`` now (e.g. an answer given may have changed it)."""
+        wake = self._wakes.get(handle)
+        if wake is not None:
+            wake.set()
+
+    def log(self, handle: TaskHandle | None, params: dict[str, Any]) -> None:
+        """A log notification, of ``handle``'s task or (None) of the connection."""
+        params = scrub_data(params)  # the server may echo a secret it was given
+        if handle is not None:
+            handle._log(params)
+        else:
+            self.logs.append(params)
+
+    async def task_asking(self, task_id: str) -> TaskHandle:
+        """The task a server question names: live, or (the question can overtake the answer to the
+        creation request) revealed by a creation in flight within CREATION_WAIT_S. A question naming a
+        task that ended, or one this client does not know, is refused (HandlerError): never asked."""
+        handle = self.handle_of(task_id)
+        if handle is not None:
+            return handle
+        if task_id in self._ended:
+            raise HandlerError(-32602, ended_reason(task_id, self._ended[task_id]))
+        if self._creating:
+            arrival = self._arrivals.get(task_id)
+            if arrival is None:
+                arrival = self._arrivals[task_id] = asyncio.get_running_loop().create_future()
+            try:
+                return await asyncio.wait_for(asyncio.shield(arrival), CREATION_WAIT_S)
+            except TimeoutError:
+                pass
+            finally:
+                if self._arrivals.get(task_id) is arrival and not arrival.done():
+                    del self._arrivals[task_id]
+        log.warning("%s: refused a question naming task %s, which this client does not know", self.server, task_id)
+        raise HandlerError(-32602, f"this client knows no task {task_id!r}; the question is not answered")
+
+    def _track(self, task_id: str, handle: TaskHandle) -> None:
+        self.tasks[task_id] = handle
+        arrival = self._arrivals.pop(task_id, None)
+        if arrival is not None and not arrival.done():
+            arrival.set_result(handle)
+
+    def connection_changed(self) -> None:
+        """Reconnecting started or ended: every unfinished task's view says so."""
+        for handle in list(self.tasks.values()):
+            handle._changed()
+
+    def connection_lost(self) -> None:
+        """Pollers notice on their next request; wake them so nobody waits a whole poll interval."""
+        for handle in list(self.tasks.values()):
+            self.wake(handle)
+
+    # == 4. finish and release ========================================================================
+
+    def finish(self, handle: TaskHandle, result: ToolResult | None = None, error: BaseException | None = None) -> None:
+        """End ``handle`` with its result or error (once), then release it."""
+        if handle._settle(result, error):
+            self.release(handle)
+            handle._changed()
+
+    def release(self, handle: TaskHandle) -> None:
+        """The handle is finished: drop every reference the connection kept for it."""
+        self.session.remove_progress_listener(handle.progress_token)
+        for request_id in list(handle.pending_input):
+            # A finished task's question is stale: the server hears so instead of an answer.
+            self.session.refuse_serving(request_id, ended_reason(handle.task_id, handle.status))
+        handle.pending_input.clear()
+        if handle.task_id is not None:
+            self.tasks.pop(handle.task_id, None)
+            self._ended[handle.task_id] = handle.status
+            if len(self._ended) > ENDED_TASKS_KEPT:
+                self._ended.popitem(last=False)
+        self.calls.discard(handle)
+        self._wakes.pop(handle, None)
+
+    async def cancel(self, handle: TaskHandle) -> None:
+        """Ask the server to cancel the task (an ordinary call is withdrawn); the handle then ends."""
+        if handle.done():
+            return
+        if not handle.runs_as_task:
+            self.withdraw(handle)
+            return
+        assert handle.task_id is not None
+        state = await self.dialect.cancel(handle.task_id)
+        if state is not None:
+            handle._apply(state)
+        else:
+            self.wake(handle)  # it was already terminal: poll now to learn how it ended
+
+    def withdraw(self, handle: TaskHandle) -> None:
+        """Stop the call or poller behind ``handle`` (an ordinary call is cancelled on the server)."""
+        runner = self._runners.get(handle)
+        if runner is not None:
+            runner.cancel()
+
+    def end_here(self, handle: TaskHandle, why: str, hint: str = "") -> None:
+        """This side lets go of an unfinished task (its connection was closed or replaced)."""
+        if not handle.done():
+            self.finish(handle, error=TaskLost(f"{why}; the task may still run on the server{hint}",
+                                               server=handle.server, task_id=handle.task_id, tool=handle.tool))
+
+    async def aclose(self) -> None:
+        """Stop every poller and call (tasks keep running on the server)."""
+        runners = list(self._runners.values())
+        for runner in runners:
+            runner.cancel()
+        await asyncio.gather(*runners, return_exceptions=True)
+
+
+def ended_reason(task_id: str | None, status: str) -> str:
+    return f"task {task_id!r} has already ended ({status}); its question is not answered"
+
+
+def as_task_failure(exc: MCPError, handle: TaskHandle) -> TaskError:
+    """The error a handle ends with when a request about its task failed with ``exc``."""
+    if isinstance(exc, TaskError):
+        return exc
+    if isinstance(exc, ConnectionFailed):
+        return TaskLost(f"lost the connection: {exc.detail}", server=handle.server,
+                        task_id=handle.task_id, tool=handle.tool)
+    error = exc.error if isinstance(exc, ProtocolError) else None
+    return TaskFailed(exc.detail, server=handle.server, task_id=handle.task_id, tool=handle.tool,
+                      status_message=handle.status_message, error=error)
+
+
+def _settle(future: "asyncio.Future[BaseException | None]", value: BaseException | None) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+__all__ = ["TaskLifecycle", "as_task_failure", "ended_reason"]
