@@ -18,7 +18,8 @@ SOURCES = ["src", "schema", "style", "scripts", "package.json", "package-lock.js
 WIDGETS = ["task", "board", "question"]
 #: What the build writes and the wheel ships (pyproject.toml's ensured-targets: the same list).
 OUTPUTS = ["mcp_tasks_jupyter/labextension/package.json", "mcp_tasks_jupyter/labextension/static/style.js",
-           *(f"mcp_tasks_jupyter/jupyter/widgets/static/{name}.{ext}" for name in WIDGETS for ext in ("js", "css"))]
+           *(f"mcp_tasks_jupyter/jupyter/widgets/static/{name}.{ext}"
+             for name in WIDGETS for ext in ("js", "css"))]
 
 log = logging.getLogger("hatch_jupyter_builder")
 
@@ -31,7 +32,7 @@ def build(target_name: str, version: str, **kwargs: Any) -> None:
         log.info("labextension: the built extension and widget bundles are current")
         return
     log.info("labextension: building (%s)", reason)
-    from hatch_jupyter_builder import npm_builder
+    from hatch_jupyter_builder import npm_builder  # type: ignore[import-not-found]  # only in the build env
 
     npm_builder(target_name, version, force=True, **kwargs)
 
