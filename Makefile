@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers browser demo walkthrough lab test bench bench-tiny clean
+.PHONY: setup peers browser demo walkthrough lab test check-ts bench bench-tiny clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,10 @@ lab: setup
 
 test: setup peers browser
 	$(BIN)/python -m pytest
+
+# The TypeScript of labextension/ (JupyterLab extension and widget front ends): tsc, eslint, prettier, vitest.
+check-ts:
+	cd labextension && { test -d node_modules || npm ci --no-audit --no-fund --loglevel=error; } && npm run lint && npm test
 
 bench: setup peers
 	$(BIN)/python benchmarks/run.py

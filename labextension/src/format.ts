@@ -1,26 +1,40 @@
-/** Small text helpers shared by the views. */
+/** Small text helpers shared by the views (the sidebar and the widgets). */
 
-/** "12s", "3m 04s", "2h 05m". */
-export function formatElapsed(seconds: number): string {
-  const total = Math.max(0, Math.floor(seconds));
-  if (total < 60) {
-    return `${total}s`;
+/**
+ * `0.4 s`, `12.3 s`, `4 min 05 s`, `2 h 03 min`: the kernel's
+ * `render.format_duration`, to the digit (a negative or non-finite time is 0).
+ */
+export function formatDuration(seconds: number): string {
+  const s = Number.isFinite(seconds) ? Math.max(0, seconds) : 0;
+  if (s < 60) {
+    return `${tenths(s)} s`;
   }
-  const minutes = Math.floor(total / 60);
-  if (minutes < 60) {
-    return `${minutes}m ${pad(total % 60)}s`;
+  if (s < 3600) {
+    return `${Math.floor(s / 60)} min ${pad(Math.floor(s % 60))} s`;
   }
-  const hours = Math.floor(minutes / 60);
-  return `${hours}h ${pad(minutes % 60)}m`;
+  return `${Math.floor(s / 3600)} h ${pad(Math.floor((s % 3600) / 60))} min`;
 }
 
 /** Seconds since a task started, up to its end if it has one. */
 export function elapsedSeconds(
   started: number,
-  finished: number | null
+  finished: number | null,
+  now: number = Date.now() / 1000
 ): number {
-  const end = finished ?? Date.now() / 1000;
-  return end - started;
+  return (finished ?? now) - started;
+}
+
+/**
+ * `s` to one decimal as Python's `f"{s:.1f}"` writes it. `toFixed` rounds an
+ * exact tie up, Python to the even digit; the only exact ties of a double are
+ * the odd quarters (x.25, x.75), and of those only x.25 differs.
+ */
+function tenths(s: number): string {
+  const quarters = s * 4; // exact: a power of two
+  if (Number.isInteger(quarters) && quarters % 4 === 1) {
+    return (s - 0.05).toFixed(1);
+  }
+  return s.toFixed(1);
 }
 
 function pad(n: number): string {

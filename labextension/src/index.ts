@@ -5,7 +5,8 @@
  * - registry: follows every notebook's (and console's) kernel over the comm;
  * - sidebar: the "MCP tasks" panel and the command that shows it;
  * - status bar: running and waiting counts;
- * - notifications: tasks that end or need input while their cell is out of sight.
+ * - notifications: tasks that end or need input while their cell is out of sight
+ *   (which statuses, and whether only out of sight: the plugin's settings).
  */
 
 import {
@@ -16,11 +17,13 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IConsoleTracker } from '@jupyterlab/console';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { CellLocator } from './cells';
 import { tasksIcon } from './icon';
 import { TaskNotifier } from './notify';
+import { readPolicy } from './policy';
 import { ITaskRegistry, TaskRegistry } from './registry';
 import { SIDEBAR_ID, TasksSidebar } from './sidebar';
 import { TasksStatus } from './statusbar';
@@ -124,15 +127,36 @@ const notificationsPlugin: JupyterFrontEndPlugin<void> = {
     'Notifies when an MCP task ends or needs input while its cell is out of sight.',
   autoStart: true,
   requires: [ITaskRegistry],
-  optional: [INotebookTracker],
+  optional: [INotebookTracker, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     registry: ITaskRegistry,
-    notebooks: INotebookTracker | null
+    notebooks: INotebookTracker | null,
+    settings: ISettingRegistry | null
   ): void => {
-    if (notebooks) {
-      new TaskNotifier(registry, new CellLocator(app.shell, notebooks));
+    if (!notebooks) {
+      return;
     }
+    const notifier = new TaskNotifier(
+      registry,
+      new CellLocator(app.shell, notebooks)
+    );
+    // The defaults apply until the settings are loaded (and if they cannot be).
+    settings
+      ?.load(notificationsPlugin.id)
+      .then(loaded => {
+        const apply = (): void => {
+          notifier.policy = readPolicy(loaded.composite);
+        };
+        apply();
+        loaded.changed.connect(apply);
+      })
+      .catch(reason =>
+        console.warn(
+          'mcp-tasks-jupyter: cannot load the notification settings, using the defaults',
+          reason
+        )
+      );
   }
 };
 

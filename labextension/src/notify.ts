@@ -1,25 +1,26 @@
 /**
- * Notifications for tasks that end or start waiting for input while their cell
- * is out of sight. Only transitions seen in updates count (never the contents
- * of a snapshot), and each (task, status) is announced once.
+ * Notifications for tasks that end or start waiting for input, by default
+ * while their cell is out of sight (the policy is the plugin's settings, see
+ * `policy.ts`). Only transitions seen in updates count (never the contents of a
+ * snapshot), and each (task, status) is announced once.
  */
 
 import { Notification } from '@jupyterlab/apputils';
 
 import type { CellLocator } from './cells';
-import { ITask, isTerminal, isWaiting } from './protocol';
+import {
+  DEFAULT_POLICY,
+  describe,
+  type INotifyPolicy,
+  outcomeOf
+} from './policy';
 import type { ITaskRegistry } from './registry';
 import type { ITransition } from './store';
 
-/** How long a success toast stays, in milliseconds. */
+/** How long a success (or cancellation) toast stays, in milliseconds. */
 const SUCCESS_CLOSE = 5000;
 /** How long a failure toast stays (it stays in the notification centre after). */
 const FAILURE_CLOSE = 15000;
-
-/** What a transition announces, if anything. */
-type Outcome = 'completed' | 'failed' | 'waiting';
-
-const FAILURES: ReadonlySet<string> = new Set(['failed', 'lost', 'expired']);
 
 export class TaskNotifier {
   constructor(
@@ -31,17 +32,24 @@ export class TaskNotifier {
     );
   }
 
+  /** Which transitions notify, and when; the settings' defaults until they are loaded. */
+  policy: INotifyPolicy = DEFAULT_POLICY;
+
   private _onTransition({ store, previous, current }: ITransition): void {
-    const outcome = outcomeOf(previous, current);
-    if (!outcome) {
+    const found = outcomeOf(previous, current, this.policy);
+    if (!found) {
       return;
     }
+    const { outcome } = found;
     const seen = `${store.kernelId}\u0000${store.generation}\u0000${current.key}\u0000${outcome === 'waiting' ? 'input_required' : current.status}`;
     if (this._seen.has(seen)) {
       return;
     }
     this._seen.add(seen);
-    if (this._locator.isVisible(store.kernelId, current.cellId)) {
+    if (
+      this.policy.onlyWhenOutOfView &&
+      this._locator.isVisible(store.kernelId, current.cellId)
+    ) {
       return;
     }
     const kernelId = store.kernelId;
@@ -63,6 +71,9 @@ export class TaskNotifier {
       case 'completed':
         Notification.success(message, { ...options, autoClose: SUCCESS_CLOSE });
         break;
+      case 'cancelled':
+        Notification.info(message, { ...options, autoClose: SUCCESS_CLOSE });
+        break;
       case 'failed':
         Notification.error(message, { ...options, autoClose: FAILURE_CLOSE });
         break;
@@ -73,36 +84,4 @@ export class TaskNotifier {
   }
 
   private _seen = new Set<string>();
-}
-
-function outcomeOf(previous: ITask, current: ITask): Outcome | null {
-  if (isTerminal(previous)) {
-    return null;
-  }
-  if (current.status === 'completed') {
-    return 'completed';
-  }
-  if (FAILURES.has(current.status)) {
-    return 'failed';
-  }
-  if (isWaiting(current) && !isWaiting(previous)) {
-    return 'waiting';
-  }
-  return null;
-}
-
-/** `MCP task "research" on demo completed`, plus the message of a failure. */
-function describe(task: ITask, outcome: Outcome): string {
-  const name = task.tool ? `"${task.tool}"` : task.key;
-  const head = `MCP task ${name} on ${task.server}`;
-  switch (outcome) {
-    case 'completed':
-      return `${head} completed`;
-    case 'failed':
-      return task.message
-        ? `${head} ${task.status}: ${task.message}`
-        : `${head} ${task.status}`;
-    case 'waiting':
-      return `${head} needs input`;
-  }
 }

@@ -4,7 +4,7 @@
  * changed; every text from the kernel goes through `textContent`.
  */
 
-import { elapsedSeconds, formatElapsed } from './format';
+import { elapsedSeconds, formatDuration } from './format';
 import { ITask, isTerminal, isWaiting } from './protocol';
 import type { KernelTaskStore } from './store';
 
@@ -64,7 +64,7 @@ export class TaskRow {
 
   private _renderElapsed(): void {
     const { started, finished } = this.task;
-    setText(this._elapsed, formatElapsed(elapsedSeconds(started, finished)));
+    setText(this._elapsed, formatDuration(elapsedSeconds(started, finished)));
   }
 
   private _renderProgress(task: ITask): void {

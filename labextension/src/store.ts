@@ -190,7 +190,7 @@ export class KernelTaskStore implements IDisposable {
       const data: FrontEndMessage = { type: 'hello' };
       const future = comm.open(data);
       future.done.catch(() => undefined);
-    } catch (reason) {
+    } catch {
       this._forget(comm);
       this._setState('not-loaded');
     }

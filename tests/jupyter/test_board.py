@@ -1,7 +1,7 @@
 """The task board (``%mcp_tasks``): 1,000 rows stay compact, and live handles, this notebook's task
 index records and the server's ``tasks/list`` merge into one row per (server, task id).
 
-Filtering, sorting and paging happen in the browser (``board_widget.js``) on the rows sent.
+Filtering, sorting and paging happen in the browser (``labextension/src/widgets/board.ts``) on the rows sent.
 No kernel here: ipywidgets falls back to a dummy comm, whose ``send`` we count.
 """
 
@@ -28,7 +28,9 @@ from .conftest import DIALECT, WAIT, demo_client
 
 pytestmark = pytest.mark.anyio
 
-JS = pathlib.Path(__file__).parents[2] / "mcp_tasks_jupyter" / "jupyter" / "widgets" / "board_widget.js"
+ROOT = pathlib.Path(__file__).parents[2]
+SOURCE = ROOT / "labextension" / "src" / "widgets" / "board.ts"
+BUNDLE = ROOT / "mcp_tasks_jupyter" / "jupyter" / "widgets" / "static" / "board.js"
 
 
 def payload(message: dict[str, Any]) -> int:
@@ -132,16 +134,17 @@ async def test_board_merges_live_handles_index_records_and_tasks_list(tmp_path):
 
 
 def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself():
-    source = JS.read_text()
-    assert "innerHTML" not in source and "outerHTML" not in source and "insertAdjacentHTML" not in source
-    for needed in ('h("input"', 'h("select"', "aria-sort", "rows ${first + 1}", "const PAGE = 50",
-                   'model.get("select_status")', 'model.get("select_server")'):
+    source = SOURCE.read_text()
+    for code in (source, BUNDLE.read_text()):
+        assert "innerHTML" not in code and "outerHTML" not in code and "insertAdjacentHTML" not in code
+    for needed in ("h('input'", "h('select'", "aria-sort", "rows ${first + 1}", "const PAGE = 50",
+                   "model.get('select_status')", "model.get('select_server')"):
         assert needed in source, needed
     assert "model.send" in source and source.count("model.send(") == 1  # only Cancel talks to the kernel
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_board_front_end_parses(tmp_path):
-    module = tmp_path / "board_widget.mjs"
-    module.write_text(JS.read_text())
+    module = tmp_path / "board.mjs"
+    module.write_text(BUNDLE.read_text())
     subprocess.run(["node", "--check", str(module)], check=True, timeout=60)

@@ -7,7 +7,6 @@ the compact rows, at most once per ``BOARD_INTERVAL``.
 from __future__ import annotations
 
 import logging
-import pathlib
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -15,6 +14,7 @@ import anywidget
 import traitlets as t
 
 from ..runtime import get_runtime
+from . import front_end
 from .coalesce import Coalescer
 from .state import board_row, static_board_row
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_HERE = pathlib.Path(__file__).parent
 #: Seconds between two updates of the whole board, at most.
 BOARD_INTERVAL = 0.25
 
@@ -41,8 +40,8 @@ class BoardWidget(anywidget.AnyWidget):
     (which the person can change), unlike ``server``/``status``, which filter in the kernel.
     """
 
-    _esm = _HERE / "board_widget.js"
-    _css = _HERE / "board_widget.css"
+    _esm = front_end.esm("board")
+    _css = front_end.css("board")
 
     rows = t.List().tag(sync=True)
     filter_server = t.Unicode(None, allow_none=True).tag(sync=True)

@@ -34,7 +34,6 @@ import asyncio
 import itertools
 import json
 import logging
-import pathlib
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -42,10 +41,10 @@ import anywidget
 import traitlets as t
 
 from ... import elicitation
+from . import front_end
 
 log = logging.getLogger(__name__)
 
-_HERE = pathlib.Path(__file__).parent
 #: Choices shown as radio buttons up to this many; a select list beyond.
 RADIO_MAX = 5
 #: Closed questions a host keeps on show (with their note), newest last.
@@ -57,15 +56,6 @@ _ACTIONS = ("accept", "decline", "cancel")
 _ids = itertools.count(1)
 
 OPEN, ANSWERED, WITHDRAWN = "open", "answered", "withdrawn"
-
-
-def form_esm(*names: str) -> str:
-    """The form's front-end code followed by the named modules of this package (one ESM string)."""
-    return "\n".join((_HERE / name).read_text(encoding="utf-8") for name in ("question_form.js", *names))
-
-
-def form_css(*names: str) -> str:
-    return "\n".join((_HERE / name).read_text(encoding="utf-8") for name in (*names, "question_form.css"))
 
 
 # -- the server's question as form data --------------------------------------------------------
@@ -263,8 +253,8 @@ class FormHost:
 class QuestionWidget(FormHost, anywidget.AnyWidget):
     """A question that belongs to no task (e.g. asked during an ordinary tool call), on its own."""
 
-    _esm = form_esm("question_widget.js")
-    _css = form_css()
+    _esm = front_end.esm("question")
+    _css = front_end.css("question")
 
     #: The forms on show (see the module docstring).
     questions = t.List(t.Dict()).tag(sync=True)

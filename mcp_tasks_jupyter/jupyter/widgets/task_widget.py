@@ -12,9 +12,9 @@ import traitlets as t
 
 from ...render import task_text
 from ..runtime import get_runtime
-from . import registry
+from . import front_end, registry
 from .coalesce import Coalescer
-from .question_form import FormHost, Question, form_css, form_esm
+from .question_form import FormHost, Question
 from .state import TaskState
 
 if TYPE_CHECKING:
@@ -38,8 +38,8 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
     coalesced); ``mcp_tasks_jupyter.jupyter.questions`` puts it there and waits for the answer.
     """
 
-    _esm = form_esm("task_widget.js")
-    _css = form_css("task_widget.css")
+    _esm = front_end.esm("task")
+    _css = front_end.css("task")
 
     tool = t.Unicode("").tag(sync=True)
     server = t.Unicode("").tag(sync=True)

@@ -1,0 +1,486 @@
+/**
+ * BoardWidget front end (`board_widget.py`): one table, text set with
+ * `textContent` only. Search, the status and server filters, sorting and
+ * paging all happen here, on the rows already sent (no round trip to the
+ * kernel); only the rows of the current page are in the DOM. Elapsed times of
+ * live rows tick here once a second; static rows (live 0) never tick.
+ */
+
+import { formatDuration } from '../format';
+import type { IRenderProps, IWidgetModule } from './anywidget';
+import { button, h } from './dom';
+import { coalesced, KernelClock, statusClass } from './live';
+
+/** `[key, tool, server, status, message, progress, total, started, finished, task_id, live]` (`state.board_row`). */
+export type BoardRow = [
+  key: number,
+  tool: string,
+  server: string,
+  status: string,
+  message: string,
+  progress: number | null,
+  total: number | null,
+  started: number | null,
+  finished: number | null,
+  taskId: string,
+  live: number
+];
+
+/** The traits of `BoardWidget`. */
+export interface IBoardState {
+  rows: BoardRow[];
+  filter_server: string | null;
+  filter_status: string | null;
+  total: number;
+  error: string;
+  note: string;
+  select_server: string | null;
+  select_status: string | null;
+  sent_at: number;
+}
+
+/** Rows on one page. */
+export const PAGE = 50;
+
+export type SortKey = 'tool' | 'server' | 'status' | 'elapsed';
+
+/** `[title, sort key or null]` of each column. */
+const COLUMNS: readonly (readonly [string, SortKey | null])[] = [
+  ['tool', 'tool'],
+  ['server', 'server'],
+  ['status', 'status'],
+  ['message', null],
+  ['progress', null],
+  ['elapsed', 'elapsed'],
+  ['', null]
+];
+
+/** The traits whose change redraws the board. */
+const TRAITS = [
+  'rows',
+  'total',
+  'error',
+  'note',
+  'filter_server',
+  'filter_status'
+] as const satisfies readonly (keyof IBoardState)[];
+
+/** What the person chose to see. */
+export interface IBoardView {
+  /** Lower case, trimmed; "" for none. */
+  search: string;
+  status: string;
+  server: string;
+  sort: SortKey | null;
+  descending: boolean;
+  page: number;
+}
+
+/** Whether a row passes the view's filters and search (tool, server, status, message, task id). */
+export function matches(row: BoardRow, view: IBoardView): boolean {
+  if (view.status && row[3] !== view.status) {
+    return false;
+  }
+  if (view.server && row[2] !== view.server) {
+    return false;
+  }
+  if (!view.search) {
+    return true;
+  }
+  for (const i of [1, 2, 3, 4, 9]) {
+    if (
+      String(row[i] ?? '')
+        .toLowerCase()
+        .includes(view.search)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function sortValue(row: BoardRow, sort: SortKey): string | number {
+  switch (sort) {
+    case 'tool':
+      return String(row[1]).toLowerCase();
+    case 'server':
+      return String(row[2]).toLowerCase();
+    case 'status':
+      return String(row[3]);
+    default:
+      // elapsed: by creation time
+      return typeof row[7] === 'number' ? row[7] : -Infinity;
+  }
+}
+
+/** The rows the view shows, in its order (a stable sort; the kernel's order when unsorted). */
+export function arrange(
+  rows: readonly BoardRow[],
+  view: IBoardView
+): BoardRow[] {
+  const shown = rows.filter(row => matches(row, view));
+  const sort = view.sort;
+  if (!sort) {
+    return shown;
+  }
+  const sign = view.descending ? -1 : 1;
+  const keyed = shown.map((row, i) => [sortValue(row, sort), i, row] as const);
+  keyed.sort((a, b) =>
+    a[0] < b[0] ? -sign : a[0] > b[0] ? sign : a[1] - b[1]
+  );
+  return keyed.map(k => k[2]);
+}
+
+/** A row's elapsed time: ticking for a live task, fixed once it finished; "" when unknown. */
+export function elapsedText(row: BoardRow, now: number): string {
+  const started = row[7];
+  const finished = row[8];
+  if (typeof started !== 'number') {
+    return '';
+  }
+  if (row[10]) {
+    return formatDuration((finished === null ? now : finished) - started);
+  }
+  return typeof finished === 'number' ? formatDuration(finished - started) : '';
+}
+
+function option(select: HTMLSelectElement, value: string, label: string): void {
+  const node = h('option', null, label);
+  node.value = value;
+  select.append(node);
+}
+
+interface ICells {
+  tr: HTMLTableRowElement;
+  tool: HTMLTableCellElement;
+  server: HTMLTableCellElement;
+  status: HTMLTableCellElement;
+  message: HTMLTableCellElement;
+  progress: HTMLTableCellElement;
+  elapsed: HTMLTableCellElement;
+  action: HTMLTableCellElement;
+  badge: HTMLSpanElement;
+  bar: HTMLDivElement;
+  fill: HTMLDivElement;
+  progressText: HTMLSpanElement;
+  cancel: HTMLButtonElement;
+}
+
+/** A row on the page: its cells and the data they show. */
+interface IEntry {
+  tr: HTMLTableRowElement;
+  cells: ICells;
+  row: BoardRow | null;
+}
+
+function render({ model, el }: IRenderProps<IBoardState>): () => void {
+  const clock = new KernelClock(model);
+  const view: IBoardView = {
+    search: '',
+    status: model.get('select_status') || '',
+    server: model.get('select_server') || '',
+    sort: null,
+    descending: false,
+    page: 0
+  };
+
+  const root = h('div', 'mtj-board');
+  const controls = h('div', 'mtj-board-controls');
+  const search = h('input', 'mtj-board-search');
+  search.type = 'search';
+  search.placeholder = 'search tool, server, status, message, task id';
+  search.setAttribute('aria-label', 'search tasks');
+  const statusSelect = h('select', 'mtj-board-filter');
+  statusSelect.setAttribute('aria-label', 'filter by status');
+  const serverSelect = h('select', 'mtj-board-filter');
+  serverSelect.setAttribute('aria-label', 'filter by server');
+  const pager = h('span', 'mtj-board-pager');
+  const prev = button('‹ prev', 'mtj-board-page');
+  const next = button('next ›', 'mtj-board-page');
+  const pageText = h('span', 'mtj-muted mtj-board-range');
+  pager.append(prev, pageText, next);
+  controls.append(search, statusSelect, serverSelect, pager);
+  const caption = h('div', 'mtj-board-caption mtj-muted');
+  const note = h('div', 'mtj-board-note mtj-muted');
+  const error = h('div', 'mtj-error-text');
+  const wrap = h('div', 'mtj-board-wrap');
+  const table = h('table', 'mtj-board-table');
+  const head = h('tr');
+  const headers: [HTMLTableCellElement, string, SortKey | null][] = [];
+  for (const [title, sortKey] of COLUMNS) {
+    const th = h('th', sortKey ? 'mtj-board-sortable' : null, title);
+    if (sortKey) {
+      th.title = `sort by ${sortKey === 'elapsed' ? 'creation time' : sortKey}`;
+      th.addEventListener('click', () => {
+        if (view.sort === sortKey) {
+          view.descending = !view.descending;
+        } else {
+          view.sort = sortKey;
+          view.descending = false;
+        }
+        view.page = 0;
+        update();
+      });
+    }
+    headers.push([th, title, sortKey]);
+    head.append(th);
+  }
+  const thead = h('thead');
+  thead.append(head);
+  const tbody = h('tbody');
+  table.append(thead, tbody);
+  wrap.append(table);
+  root.append(controls, caption, note, error, wrap);
+  el.append(root);
+
+  search.addEventListener('input', () => {
+    view.search = search.value.trim().toLowerCase();
+    view.page = 0;
+    update();
+  });
+  statusSelect.addEventListener('change', () => {
+    view.status = statusSelect.value;
+    view.page = 0;
+    update();
+  });
+  serverSelect.addEventListener('change', () => {
+    view.server = serverSelect.value;
+    view.page = 0;
+    update();
+  });
+  prev.addEventListener('click', () => {
+    view.page = Math.max(0, view.page - 1);
+    update();
+  });
+  next.addEventListener('click', () => {
+    view.page += 1;
+    update();
+  });
+
+  /** The rows on the page, by key. */
+  const byKey = new Map<number, IEntry>();
+  /** What each select offers, as "a\u0000b". */
+  const optionSets = new Map<HTMLSelectElement, string>();
+
+  function makeRow(key: number): IEntry {
+    const tr = h('tr');
+    const status = h('td');
+    const badge = h('span', 'mtj-badge');
+    status.append(badge);
+    const progress = h('td');
+    const bar = h('div', 'mtj-bar mtj-board-bar');
+    const fill = h('div', 'mtj-fill');
+    bar.append(fill);
+    const progressText = h('span', 'mtj-progress-text');
+    progress.append(bar, progressText);
+    const action = h('td');
+    const cancel = button('Cancel', 'mtj-cancel');
+    cancel.addEventListener('click', () => {
+      cancel.disabled = true;
+      model.send({ type: 'cancel', key });
+    });
+    action.append(cancel);
+    const cells: ICells = {
+      tr,
+      tool: h('td', 'mtj-tool'),
+      server: h('td'),
+      status,
+      message: h('td', 'mtj-board-message'),
+      progress,
+      elapsed: h('td', 'mtj-board-elapsed'),
+      action,
+      badge,
+      bar,
+      fill,
+      progressText,
+      cancel
+    };
+    tr.append(
+      cells.tool,
+      cells.server,
+      cells.status,
+      cells.message,
+      cells.progress,
+      cells.elapsed,
+      cells.action
+    );
+    return { tr, cells, row: null };
+  }
+
+  function fillRow(entry: IEntry, row: BoardRow): void {
+    const old: Partial<BoardRow> = entry.row || [];
+    const c = entry.cells;
+    const [
+      ,
+      tool,
+      server,
+      status,
+      message,
+      value,
+      total,
+      ,
+      finished,
+      taskId,
+      live
+    ] = row;
+    if (old[1] !== tool) {
+      c.tool.textContent = tool;
+    }
+    if (old[1] !== tool || old[9] !== taskId) {
+      c.tool.title = taskId ? `task ${taskId}` : '';
+    }
+    if (old[2] !== server) {
+      c.server.textContent = server;
+    }
+    if (old[3] !== status) {
+      c.badge.textContent = status;
+      c.badge.className = `mtj-badge ${statusClass(status)}`;
+    }
+    if (old[4] !== message) {
+      c.message.textContent = message;
+      c.message.title = message;
+    }
+    if (old[5] !== value || old[6] !== total || old[8] !== finished) {
+      const known =
+        typeof total === 'number' && total > 0 && typeof value === 'number';
+      c.bar.hidden = !known || finished !== null;
+      if (known) {
+        c.fill.style.width = `${(Math.min(1, Math.max(0, value / total)) * 100).toFixed(1)}%`;
+      }
+      c.progressText.textContent =
+        value === null
+          ? ''
+          : known
+            ? `${Math.round((value / total) * 100)}%`
+            : `${value}`;
+    }
+    c.cancel.hidden = !live || finished !== null;
+    if (!live || finished !== null) {
+      c.cancel.disabled = true;
+    }
+    c.tr.classList.toggle('mtj-board-static', !live);
+    entry.row = row;
+    c.elapsed.textContent = elapsedText(row, clock.now());
+  }
+
+  function setOptions(
+    select: HTMLSelectElement,
+    values: string[],
+    chosen: string,
+    allLabel: string
+  ): void {
+    const wanted = [...new Set(chosen ? [...values, chosen] : values)].sort();
+    const signature = wanted.join('\u0000');
+    if (optionSets.get(select) !== signature) {
+      optionSets.set(select, signature);
+      select.replaceChildren();
+      option(select, '', allLabel);
+      for (const value of wanted) {
+        option(select, value, value);
+      }
+    }
+    select.value = chosen;
+  }
+
+  function update(): void {
+    const rows = model.get('rows') || [];
+    setOptions(
+      statusSelect,
+      rows.map(r => r[3]),
+      view.status,
+      'all statuses'
+    );
+    setOptions(
+      serverSelect,
+      rows.map(r => r[2]),
+      view.server,
+      'all servers'
+    );
+    const shown = arrange(rows, view);
+    const pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    view.page = Math.min(view.page, pages - 1);
+    const first = view.page * PAGE;
+    const page = shown.slice(first, first + PAGE);
+
+    const seen = new Set<number>();
+    page.forEach((row, i) => {
+      const key = row[0];
+      seen.add(key);
+      let entry = byKey.get(key);
+      if (!entry) {
+        entry = makeRow(key);
+        byKey.set(key, entry);
+      }
+      if (entry.row !== row) {
+        fillRow(entry, row);
+      }
+      if (tbody.children[i] !== entry.tr) {
+        tbody.insertBefore(entry.tr, tbody.children[i] || null);
+      }
+    });
+    for (const [key, entry] of byKey) {
+      if (!seen.has(key)) {
+        entry.tr.remove();
+        byKey.delete(key);
+      }
+    }
+
+    for (const [th, title, sortKey] of headers) {
+      if (!sortKey) {
+        continue;
+      }
+      const on = view.sort === sortKey;
+      th.textContent = on ? `${title} ${view.descending ? '▼' : '▲'}` : title;
+      th.setAttribute(
+        'aria-sort',
+        on ? (view.descending ? 'descending' : 'ascending') : 'none'
+      );
+    }
+    pageText.textContent = shown.length
+      ? ` rows ${first + 1}–${first + page.length} of ${shown.length} `
+      : ' no rows ';
+    prev.disabled = view.page === 0;
+    next.disabled = view.page >= pages - 1;
+    pager.hidden = shown.length <= PAGE;
+
+    const filters: string[] = [];
+    if (model.get('filter_server')) {
+      filters.push(`server ${model.get('filter_server')}`);
+    }
+    if (model.get('filter_status')) {
+      filters.push(`status ${model.get('filter_status')}`);
+    }
+    caption.textContent =
+      `${shown.length} shown, ${rows.length} of ${model.get('total')} tasks` +
+      (filters.length ? ` (${filters.join(', ')})` : '');
+    note.textContent = model.get('note');
+    note.hidden = !model.get('note');
+    error.textContent = model.get('error');
+    error.hidden = !model.get('error');
+  }
+
+  function tick(): void {
+    for (const entry of byKey.values()) {
+      const row = entry.row;
+      if (row && row[10] && row[8] === null) {
+        entry.cells.elapsed.textContent = elapsedText(row, clock.now());
+      }
+    }
+  }
+
+  const schedule = coalesced(update);
+  for (const name of TRAITS) {
+    model.on(`change:${name}`, schedule);
+  }
+  update();
+  const timer = setInterval(tick, 1000);
+  return () => {
+    clearInterval(timer);
+    for (const name of TRAITS) {
+      model.off(`change:${name}`, schedule);
+    }
+    clock.dispose();
+  };
+}
+
+export default { render } satisfies IWidgetModule<IBoardState>;

@@ -1,0 +1,55 @@
+/** What the task and board views share: the kernel's clock and coalesced redraws. */
+
+import type { IWidgetModel } from './anywidget';
+
+export interface IClockState {
+  /** The kernel's clock (epoch s) when it sent this state. */
+  sent_at: number;
+}
+
+/**
+ * The kernel's clock as seen from here. Only a live update says what the
+ * kernel's clock reads now (a state restored with the notebook may be old), so
+ * the offset is learnt from `change:sent_at` only.
+ */
+export class KernelClock {
+  constructor(private readonly _model: IWidgetModel<IClockState>) {
+    _model.on('change:sent_at', this._onSentAt);
+  }
+
+  /** Epoch seconds on the kernel's clock. */
+  now(): number {
+    return Date.now() / 1000 + this._offset;
+  }
+
+  dispose(): void {
+    this._model.off('change:sent_at', this._onSentAt);
+  }
+
+  private _onSentAt = (): void => {
+    this._offset = this._model.get('sent_at') - Date.now() / 1000;
+  };
+
+  /** Kernel clock minus browser clock, seconds. */
+  private _offset = 0;
+}
+
+/** `fn` once per microtask however often the returned function is called (one redraw per burst). */
+export function coalesced(fn: () => void): () => void {
+  let scheduled = false;
+  return () => {
+    if (scheduled) {
+      return;
+    }
+    scheduled = true;
+    queueMicrotask(() => {
+      scheduled = false;
+      fn();
+    });
+  };
+}
+
+/** The badge class of a status: `mtj-s-<status>`, letters and `_` only. */
+export function statusClass(status: string): string {
+  return `mtj-s-${String(status).replace(/[^a-z_]/gi, '')}`;
+}
