@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import index_key
+from .status import FINISHED as FINISHED_STATUSES
 from .index_db import SCHEMA_VERSION, IndexDatabase, transaction
 from .index_writes import WriteQueue, read_timeout_ms
 
@@ -68,7 +69,7 @@ REDACTED = "<redacted>"
 #: Argument keys whose values are never written (any part of the key, any case).
 SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credential", re.IGNORECASE)
 #: Statuses after which a task never changes.
-FINISHED = ("completed", "failed", "cancelled", "expired", "lost")
+FINISHED = tuple(sorted(FINISHED_STATUSES))
 #: Columns an update leaves as they are when given None.
 _KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result")
 _COLUMNS = ("id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "

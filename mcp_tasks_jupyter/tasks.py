@@ -15,14 +15,12 @@ from .errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
 from .protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
 from .redact import scrub_optional
 from .results import ToolResult
+from .status import EXPIRED, LOST
 
 log = logging.getLogger(__name__)
 
 LOG_LINES_KEPT = 500
 
-#: Client-side statuses, beyond what servers report.
-EXPIRED = "expired"
-LOST = "lost"
 
 
 @dataclass(frozen=True, slots=True)

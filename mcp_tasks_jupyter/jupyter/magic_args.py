@@ -40,13 +40,14 @@ from typing import Any, Callable, Sequence
 
 from ..dialects import DIALECTS
 from ..redact import safe_url
+from ..status import STATUSES
 
 #: Names a connection may have (used as ``NAME:`` in ``NAME:TOOL``, so no ``:``).
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 KEY_RE = re.compile(r"^[^\s=\"'\[\]{}()\-][^\s=]*$")
 HEADER_NAME_RE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z\-]+$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-TASK_STATUSES = ("working", "input_required", "completed", "failed", "cancelled", "expired", "lost")
+TASK_STATUSES = STATUSES
 OPENING = "[{("
 CLOSING = {"]": "[", "}": "{", ")": "("}
 

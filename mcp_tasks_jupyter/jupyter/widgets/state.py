@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...render import MESSAGE_CHARS, QUESTIONS_SHOWN, failure_message, pending_questions, result_preview, status_message
 
+from ...status import FINISHED
+
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
 
@@ -81,8 +83,6 @@ class TaskState:
         return self._log_lines
 
 
-#: Statuses after which a task never changes (a static row's end time is then its last update).
-_TERMINAL = ("completed", "failed", "cancelled", "expired", "lost")
 
 
 def board_row(key: int, handle: "TaskHandle") -> list[Any]:
@@ -107,7 +107,7 @@ def static_board_row(key: int, *, tool: str | None, server: str, status: str, me
     """A board row of a task known only from the task index or the server's ``tasks/list``: its
     last known status, never ticking (``started`` is its creation time, ``finished`` its last update
     once it has ended; either may be None)."""
-    finished = _epoch(updated_at) if status in _TERMINAL else None
+    finished = _epoch(updated_at) if status in FINISHED else None
     return [key, tool or "?", server, status, message or "", None, None,
             _time(_epoch(created_at)), _time(finished), task_id or "", 0]
 
