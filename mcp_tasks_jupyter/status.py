@@ -18,6 +18,8 @@ LOST = "lost"
 STATUSES = (WORKING, SUBMITTED, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED, EXPIRED, LOST, UNKNOWN)
 #: Statuses after which a task never changes.
 FINISHED = frozenset({COMPLETED, FAILED, CANCELLED, EXPIRED, LOST, UNKNOWN})
+#: Statuses shown as failures (the board's filter, notifications, colours).
+FAILURES = frozenset({FAILED, LOST, EXPIRED, UNKNOWN})
 #: How each status reads in words.
 WORDS = {
     WORKING: "working", SUBMITTED: "submitted", INPUT_REQUIRED: "needs input", COMPLETED: "completed",
@@ -30,4 +32,4 @@ def in_words(status: str) -> str:
     return WORDS.get(status, status)
 
 
-__all__ = ["STATUSES", "FINISHED", "WORDS", "EXPIRED", "LOST", "in_words"]
+__all__ = ["STATUSES", "FINISHED", "FAILURES", "WORDS", "EXPIRED", "LOST", "in_words"]

@@ -5,6 +5,7 @@
  */
 
 import { type ITask, isTerminal, isWaiting } from './protocol';
+import { FAILURES } from './status';
 
 /** The statuses a notification can be about; `input_required` also means "needs input". */
 export const NOTIFY_STATUSES = [
@@ -40,13 +41,6 @@ export const DEFAULT_POLICY: INotifyPolicy = {
 
 /** What a notification announces (and so its kind: success, error, info, warning). */
 export type Outcome = 'completed' | 'failed' | 'cancelled' | 'waiting';
-
-const FAILURES: ReadonlySet<string> = new Set([
-  'failed',
-  'lost',
-  'expired',
-  'unknown'
-]);
 
 /**
  * The policy in a plugin's composite settings; a missing or malformed value is

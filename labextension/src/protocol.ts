@@ -6,6 +6,8 @@
  * else in the extension looks at raw comm data.
  */
 
+import { FAILURES, FINISHED } from './status';
+
 /** The comm target both sides register and either side may open. */
 export const COMM_TARGET = 'mcp_tasks_jupyter.tasks';
 
@@ -66,22 +68,10 @@ export const RUNNING_STATUSES: ReadonlySet<string> = new Set([
 ]);
 
 /** Statuses after which a task never changes again. */
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set([
-  'completed',
-  'failed',
-  'cancelled',
-  'expired',
-  'lost',
-  'unknown'
-]);
+export const TERMINAL_STATUSES: ReadonlySet<string> = FINISHED;
 
 /** Statuses shown as failures (filter, notifications, colours). */
-export const FAILED_STATUSES: ReadonlySet<string> = new Set([
-  'failed',
-  'lost',
-  'expired',
-  'unknown'
-]);
+export const FAILED_STATUSES: ReadonlySet<string> = FAILURES;
 
 /** Whether the task waits for an answer from the user. */
 export function isWaiting(task: ITask): boolean {

@@ -13,40 +13,21 @@ import { mount, one, settle, texts } from './fake-model';
 
 const NOW = 1_700_000_000;
 
-function row(
-  key: number,
-  patch: Partial<Record<string, unknown>> = {}
-): BoardRow {
-  const base: BoardRow = [
+function row(key: number, patch: Partial<BoardRow> = {}): BoardRow {
+  return {
     key,
-    `tool${key}`,
-    'demo',
-    'working',
-    '',
-    null,
-    null,
-    NOW - 10,
-    null,
-    `task-${key}`,
-    1
-  ];
-  const names = [
-    'key',
-    'tool',
-    'server',
-    'status',
-    'message',
-    'progress',
-    'total',
-    'started',
-    'finished',
-    'taskId',
-    'live'
-  ];
-  for (const [name, value] of Object.entries(patch)) {
-    (base as unknown[])[names.indexOf(name)] = value;
-  }
-  return base;
+    tool: `tool${key}`,
+    server: 'demo',
+    status: 'working',
+    message: '',
+    progress: null,
+    total: null,
+    started: NOW - 10,
+    finished: null,
+    task_id: `task-${key}`,
+    live: true,
+    ...patch
+  };
 }
 
 function state(
@@ -105,13 +86,13 @@ describe('board logic', () => {
       server: 'a',
       status: 'failed',
       started: null,
-      taskId: 'XYZ'
+      task_id: 'XYZ'
     })
   ];
 
   it('filters by status and server and searches five columns, ignoring case', () => {
     const keys = (view: Partial<IBoardView>): number[] =>
-      rows.filter(r => matches(r, { ...VIEW, ...view })).map(r => r[0]);
+      rows.filter(r => matches(r, { ...VIEW, ...view })).map(r => r.key);
     expect(keys({ status: 'working' })).toEqual([2]);
     expect(keys({ server: 'a' })).toEqual([2, 3]);
     expect(keys({ search: 'halfway' })).toEqual([2]);
@@ -121,7 +102,7 @@ describe('board logic', () => {
 
   it('sorts stably, by name ignoring case or by creation time (unknown first)', () => {
     const keys = (view: Partial<IBoardView>): number[] =>
-      arrange(rows, { ...VIEW, ...view }).map(r => r[0]);
+      arrange(rows, { ...VIEW, ...view }).map(r => r.key);
     expect(keys({})).toEqual([1, 2, 3]);
     expect(keys({ sort: 'tool' })).toEqual([2, 1, 3]);
     expect(keys({ sort: 'tool', descending: true })).toEqual([3, 1, 2]);
@@ -133,8 +114,8 @@ describe('board logic', () => {
   it('ticks live rows only', () => {
     expect(elapsedText(row(1), NOW)).toBe('10.0 s');
     expect(elapsedText(row(1, { finished: NOW - 4 }), NOW)).toBe('6.0 s');
-    expect(elapsedText(row(1, { live: 0 }), NOW)).toBe('');
-    expect(elapsedText(row(1, { live: 0, finished: NOW }), NOW + 99)).toBe(
+    expect(elapsedText(row(1, { live: false }), NOW)).toBe('');
+    expect(elapsedText(row(1, { live: false, finished: NOW }), NOW + 99)).toBe(
       '10.0 s'
     );
     expect(elapsedText(row(1, { started: null }), NOW)).toBe('');
@@ -162,7 +143,7 @@ describe('board widget', () => {
       row(-1, {
         tool: '?',
         status: 'completed',
-        live: 0,
+        live: false,
         finished: NOW - 1,
         progress: null
       })
@@ -284,7 +265,11 @@ describe('board widget', () => {
   });
 
   it('ticks live rows once a second, static and finished ones never', () => {
-    const rows = [row(1), row(2, { finished: NOW - 2 }), row(-1, { live: 0 })];
+    const rows = [
+      row(1),
+      row(2, { finished: NOW - 2 }),
+      row(-1, { live: false })
+    ];
     const { el } = mount(board, state(rows));
     vi.advanceTimersByTime(2000);
     expect(texts(el, '.mtj-board-elapsed')).toEqual(['12.0 s', '8.0 s', '']);

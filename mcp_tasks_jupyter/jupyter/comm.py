@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
-from .. import render
 from ..errors import MCPError
 from ..tasks import TaskHandle
+from ..view import view_of
 from .widgets.coalesce import Coalescer
 
 if TYPE_CHECKING:
@@ -36,24 +36,21 @@ UPDATE_INTERVAL_S = 0.25
 
 def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, Any]:
     """What the front-end is told about one task (plain JSON values only)."""
-    progress = handle.progress
-    message = render.status_message(handle)
-    if message is None and handle.done():
-        message = render.failure_message(handle)
+    seen = view_of(handle)
     return {
         "key": key,
-        "task_id": handle.task_id,
+        "task_id": seen.task_id,
         "tool": handle.tool,
-        "server": handle.server,
-        "status": handle.status,
-        "message": message,
-        "started": handle.started,
-        "finished": handle.finished,
-        "progress": progress.progress if progress is not None else None,
-        "total": progress.total if progress is not None else None,
+        "server": seen.server,
+        "status": seen.status,
+        "message": seen.message if seen.message is not None or not seen.done else seen.failure,
+        "started": seen.started,
+        "finished": seen.finished,
+        "progress": seen.progress,
+        "total": seen.total,
         "cell_id": cell_id,
-        "needs_input": bool(handle.pending_input) or handle.status == "input_required",
-        "cached": bool(handle.cached),
+        "needs_input": seen.needs_input,
+        "cached": seen.cached,
     }
 
 

@@ -70,7 +70,7 @@ async def test_a_server_that_restarts_is_reconnected_and_polling_resumes():
         await until(lambda: handle.reconnecting)
         assert client.describe()["reconnecting"] is True
         assert "working, reconnecting…" in summary_line(handle)  # the widget, board and sidebar say so too
-        assert board_row(1, handle)[4] == "reconnecting to the server…"
+        assert board_row(1, handle)["message"] == "reconnecting to the server…"
         polls_while_down = len(server.brain.requests("tasks/get"))
         await asyncio.sleep(0.5)
         await server.start()  # the same port; it kept its tasks but not its sessions

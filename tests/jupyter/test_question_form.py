@@ -145,9 +145,9 @@ async def test_the_form_has_the_fields_of_the_demo_question(nb):
                      timeout=WAIT, what="the task waiting")
     assert nb.shown == []  # it was on show already: nothing else displayed
     # the board and the saved summary say that the task waits for input
-    assert "input" in board_row(0, task)[4]
+    assert "input" in board_row(0, task)["message"]
     said, task.status_message = task.status_message, None  # a server that says nothing itself
-    assert board_row(0, task)[4] == f"waiting for input: {form['message']}"
+    assert board_row(0, task)["message"] == f"waiting for input: {form['message']}"
     task.status_message = said
     assert f"waiting for input: {render._esc(form['message'])}" in render.task_html(task)
     await task.cancel()

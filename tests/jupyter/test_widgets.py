@@ -225,8 +225,8 @@ async def test_board_follows_500_tasks_with_a_few_messages_a_second(count_update
         await asyncio.sleep(2 * BOARD_INTERVAL)
         took = time.monotonic() - start
         assert len(updates) <= took / BOARD_INTERVAL + 2, (len(updates), took)
-        assert all(row[3] == "completed" and row[8] is not None for row in board.rows)
-        assert [row[5] for row in board.rows] == [3.0] * 500
+        assert all(row["status"] == "completed" and row["finished"] is not None for row in board.rows)
+        assert [row["progress"] for row in board.rows] == [3.0] * 500
         biggest = max(len(json.dumps(m["state"])) for m in updates.messages)
         assert biggest < 150_000, biggest  # compact rows: ~ 200 bytes a task
 
@@ -239,12 +239,12 @@ async def test_board_filters_by_server_and_status_and_cancels_a_row(demo):
         tasks = [short, long, elsewhere]
         by_server = BoardWidget(tasks, server="demo")
         working = BoardWidget(tasks, status="working")
-        assert [row[0] for row in by_server.rows] == [0, 1] and len(working.rows) == 3
+        assert [row["key"] for row in by_server.rows] == [0, 1] and len(working.rows) == 3
         await asyncio.wait_for(asyncio.gather(short, elsewhere), WAIT)
-        await eventually(lambda: [row[0] for row in working.rows] == [1], timeout=WAIT, what="finished rows gone")
+        await eventually(lambda: [row["key"] for row in working.rows] == [1], timeout=WAIT, what="finished rows gone")
         click_cancel(working, key=1)
         with pytest.raises(mtj.TaskCancelled):
             await asyncio.wait_for(long, WAIT)
-        await eventually(lambda: working.rows == [] and by_server.rows[1][3] == "cancelled", timeout=WAIT,
+        await eventually(lambda: working.rows == [] and by_server.rows[1]["status"] == "cancelled", timeout=WAIT,
                          what="the cancelled row")
         assert repr(by_server) == "<BoardWidget of 3 tasks server=demo>"

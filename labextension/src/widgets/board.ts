@@ -11,20 +11,24 @@ import type { IRenderProps, IWidgetModule } from './anywidget';
 import { button, h } from './dom';
 import { coalesced, KernelClock, statusClass } from './live';
 
-/** `[key, tool, server, status, message, progress, total, started, finished, task_id, live]` (`state.board_row`). */
-export type BoardRow = [
-  key: number,
-  tool: string,
-  server: string,
-  status: string,
-  message: string,
-  progress: number | null,
-  total: number | null,
-  started: number | null,
-  finished: number | null,
-  taskId: string,
-  live: number
-];
+/** One row of the board, as the kernel sends it (`view.board_row`). */
+export interface BoardRow {
+  key: number;
+  tool: string;
+  server: string;
+  status: string;
+  message: string;
+  progress: number | null;
+  total: number | null;
+  started: number | null;
+  finished: number | null;
+  task_id: string;
+  /** Followed by a live handle: its elapsed time ticks and it can be cancelled. */
+  live: boolean;
+}
+
+/** The fields a search looks in. */
+const SEARCHED = ['tool', 'server', 'status', 'message', 'task_id'] as const;
 
 /** The traits of `BoardWidget`. */
 export interface IBoardState {
@@ -78,18 +82,18 @@ export interface IBoardView {
 
 /** Whether a row passes the view's filters and search (tool, server, status, message, task id). */
 export function matches(row: BoardRow, view: IBoardView): boolean {
-  if (view.status && row[3] !== view.status) {
+  if (view.status && row.status !== view.status) {
     return false;
   }
-  if (view.server && row[2] !== view.server) {
+  if (view.server && row.server !== view.server) {
     return false;
   }
   if (!view.search) {
     return true;
   }
-  for (const i of [1, 2, 3, 4, 9]) {
+  for (const field of SEARCHED) {
     if (
-      String(row[i] ?? '')
+      String(row[field] ?? '')
         .toLowerCase()
         .includes(view.search)
     ) {
@@ -102,14 +106,14 @@ export function matches(row: BoardRow, view: IBoardView): boolean {
 function sortValue(row: BoardRow, sort: SortKey): string | number {
   switch (sort) {
     case 'tool':
-      return String(row[1]).toLowerCase();
+      return String(row.tool).toLowerCase();
     case 'server':
-      return String(row[2]).toLowerCase();
+      return String(row.server).toLowerCase();
     case 'status':
-      return String(row[3]);
+      return String(row.status);
     default:
       // elapsed: by creation time
-      return typeof row[7] === 'number' ? row[7] : -Infinity;
+      return typeof row.started === 'number' ? row.started : -Infinity;
   }
 }
 
@@ -133,12 +137,12 @@ export function arrange(
 
 /** A row's elapsed time: ticking for a live task, fixed once it finished; "" when unknown. */
 export function elapsedText(row: BoardRow, now: number): string {
-  const started = row[7];
-  const finished = row[8];
+  const started = row.started;
+  const finished = row.finished;
   if (typeof started !== 'number') {
     return '';
   }
-  if (row[10]) {
+  if (row.live) {
     return formatDuration((finished === null ? now : finished) - started);
   }
   return typeof finished === 'number' ? formatDuration(finished - started) : '';
@@ -308,39 +312,41 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   }
 
   function fillRow(entry: IEntry, row: BoardRow): void {
-    const old: Partial<BoardRow> = entry.row || [];
+    const old: Partial<BoardRow> = entry.row || {};
     const c = entry.cells;
-    const [
-      ,
+    const {
       tool,
       server,
       status,
       message,
-      value,
+      progress: value,
       total,
-      ,
       finished,
-      taskId,
+      task_id: taskId,
       live
-    ] = row;
-    if (old[1] !== tool) {
+    } = row;
+    if (old.tool !== tool) {
       c.tool.textContent = tool;
     }
-    if (old[1] !== tool || old[9] !== taskId) {
+    if (old.tool !== tool || old.task_id !== taskId) {
       c.tool.title = taskId ? `task ${taskId}` : '';
     }
-    if (old[2] !== server) {
+    if (old.server !== server) {
       c.server.textContent = server;
     }
-    if (old[3] !== status) {
+    if (old.status !== status) {
       c.badge.textContent = status;
       c.badge.className = `mtj-badge ${statusClass(status)}`;
     }
-    if (old[4] !== message) {
+    if (old.message !== message) {
       c.message.textContent = message;
       c.message.title = message;
     }
-    if (old[5] !== value || old[6] !== total || old[8] !== finished) {
+    if (
+      old.progress !== value ||
+      old.total !== total ||
+      old.finished !== finished
+    ) {
       const known =
         typeof total === 'number' && total > 0 && typeof value === 'number';
       c.bar.hidden = !known || finished !== null;
@@ -386,13 +392,13 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     const rows = model.get('rows') || [];
     setOptions(
       statusSelect,
-      rows.map(r => r[3]),
+      rows.map(r => r.status),
       view.status,
       'all statuses'
     );
     setOptions(
       serverSelect,
-      rows.map(r => r[2]),
+      rows.map(r => r.server),
       view.server,
       'all servers'
     );
@@ -404,7 +410,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
 
     const seen = new Set<number>();
     page.forEach((row, i) => {
-      const key = row[0];
+      const key = row.key;
       seen.add(key);
       let entry = byKey.get(key);
       if (!entry) {
@@ -462,7 +468,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   function tick(): void {
     for (const entry of byKey.values()) {
       const row = entry.row;
-      if (row && row[10] && row[8] === null) {
+      if (row && row.live && row.finished === null) {
         entry.cells.elapsed.textContent = elapsedText(row, clock.now());
       }
     }

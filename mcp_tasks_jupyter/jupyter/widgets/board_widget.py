@@ -31,7 +31,7 @@ class BoardWidget(anywidget.AnyWidget):
     """A live table of tasks, filtered by server name and/or status (the filter applies to the
     current status, so a row leaves a ``status="working"`` board when its task ends).
 
-    Rows travel as compact arrays (see ``state.board_row``); only rows whose task changed are
+    Rows travel as named fields (see ``view.board_row``); only rows whose task changed are
     rebuilt, and the whole board sends at most one message per ``BOARD_INTERVAL``.
 
     Besides the followed handles the board can hold static rows (:meth:`add_static`: tasks known only
@@ -60,9 +60,9 @@ class BoardWidget(anywidget.AnyWidget):
                  status: str | None = None, interval: float = BOARD_INTERVAL,
                  select_server: str | None = None, select_status: str | None = None) -> None:
         self._handles: list["TaskHandle"] = []
-        self._rows: list[list[Any]] = []
+        self._rows: list[dict[str, Any]] = []
         #: Static rows (keys -1, -2, ...) and where each (server, task id) is among them.
-        self._static: list[list[Any]] = []
+        self._static: list[dict[str, Any]] = []
         self._static_at: dict[tuple[str, str], int] = {}
         #: Background jobs filling the board (``tasks/list``); tests may await them.
         self.jobs: list[Any] = []
@@ -111,11 +111,11 @@ class BoardWidget(anywidget.AnyWidget):
             if refresh:
                 at = self._static_at[(server, task_id)]
                 old = self._static[at]
-                row = static_board_row(old[0], tool=old[1], server=server, status=status,
+                row = static_board_row(old["key"], tool=old["tool"], server=server, status=status,
                                        message=message, task_id=task_id, created_at=created_at,
                                        updated_at=updated_at)
-                if row[7] is None:
-                    row[7] = old[7]
+                if row["started"] is None:
+                    row["started"] = old["started"]
                 if row != old:
                     self._static[at] = row
                     self._coalescer.request()
@@ -179,13 +179,13 @@ class BoardWidget(anywidget.AnyWidget):
     def _total(self) -> int:
         return len(self._handles) + len(self._static)
 
-    def _visible_rows(self) -> list[list[Any]]:
+    def _visible_rows(self) -> list[dict[str, Any]]:
         server, status = self._server, self._status
         rows = self._rows + self._static
         if server is None and status is None:
             return rows
         return [row for row in rows
-                if (server is None or row[2] == server) and (status is None or row[3] == status)]
+                if (server is None or row["server"] == server) and (status is None or row["status"] == status)]
 
     def _flush(self) -> None:
         if self.comm is None:

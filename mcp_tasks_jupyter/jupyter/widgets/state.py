@@ -7,12 +7,11 @@ Nothing here talks to the front end; the widgets decide when to send. Results ar
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...render import MESSAGE_CHARS, QUESTIONS_SHOWN, failure_message, pending_questions, result_preview, status_message
-
-from ...status import FINISHED
+from ... import view
+from ...render import MESSAGE_CHARS, QUESTIONS_SHOWN, pending_questions, result_preview
+from ...view import record_view, view_of
 
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
@@ -39,22 +38,22 @@ class TaskState:
     def traits(self) -> dict[str, Any]:
         """The current value of every synced trait that follows the handle."""
         h = self.handle
-        progress = h.progress
-        done = h.done()
+        seen = view_of(h)
+        done = seen.done
         if done and not self._finished_seen:
             self._finished_seen = True
-            error = failure_message(h)
+            error = seen.failure
             self._error = error if error is None or len(error) <= ERROR_CHARS else error[:ERROR_CHARS] + "…"
             # Bounded (render.PREVIEW_BUDGET characters of JSON): this is what the browser is sent.
             self._preview = result_preview(h.result()) if self._error is None else None
         return {
-            "tool": h.tool or "(unknown tool)",
-            "server": h.server,
-            "status": h.status,
-            "status_message": _cut(status_message(h) or "", MESSAGE_CHARS),
-            "progress": None if progress is None else [progress.progress, progress.total, progress.message],
-            "started": h.started,
-            "finished": h.finished,
+            "tool": seen.tool,
+            "server": seen.server,
+            "status": seen.status,
+            "status_message": _cut(seen.message or "", MESSAGE_CHARS),
+            "progress": None if h.progress is None else [seen.progress, seen.total, seen.progress_message],
+            "started": seen.started,
+            "finished": seen.finished,
             "created": self._created_epoch(),
             "ttl_ms": h.ttl_ms,
             "poll_interval_ms": h.poll_interval_ms,
@@ -70,7 +69,7 @@ class TaskState:
     def _created_epoch(self) -> float | None:
         created_at = self.handle.created_at
         if created_at != self._created_key:
-            self._created_key, self._created = created_at, _epoch(created_at)
+            self._created_key, self._created = created_at, view.epoch(created_at)
         return self._created
 
     def _logs(self) -> list[str]:
@@ -85,36 +84,18 @@ class TaskState:
 
 
 
-def board_row(key: int, handle: "TaskHandle") -> list[Any]:
-    """One compact board row: ``[key, tool, server, status, message, progress, total, started,
-    finished, task_id, live]``; ``live`` is 1 for a followed handle (its elapsed time ticks, it can
-    be cancelled), 0 for a static row (:func:`static_board_row`)."""
-    progress = handle.progress
-    message = status_message(handle) or ""
-    if not message and handle.pending_input:
-        message = f"waiting for input: {pending_questions(handle)[0]}"
-    if not message and progress and progress.message:
-        message = progress.message
-    return [key, handle.tool or "(unknown tool)", handle.server, handle.status, message,
-            None if progress is None else progress.progress,
-            None if progress is None else progress.total,
-            _time(handle.started), _time(handle.finished), handle.task_id or "", 1]
+def board_row(key: int, handle: "TaskHandle") -> dict[str, Any]:
+    """One board row of a followed handle (``view.board_row``: named fields; ``live`` True)."""
+    return view.board_row(key, view_of(handle))
 
 
 def static_board_row(key: int, *, tool: str | None, server: str, status: str, message: str | None,
                      task_id: str | None, created_at: str | None = None,
-                     updated_at: str | None = None) -> list[Any]:
+                     updated_at: str | None = None) -> dict[str, Any]:
     """A board row of a task known only from the task index or the server's ``tasks/list``: its
-    last known status, never ticking (``started`` is its creation time, ``finished`` its last update
-    once it has ended; either may be None)."""
-    finished = _epoch(updated_at) if status in FINISHED else None
-    return [key, tool or "?", server, status, message or "", None, None,
-            _time(_epoch(created_at)), _time(finished), task_id or "", 0]
-
-
-def _time(value: float | None) -> float | None:
-    """Epoch seconds to the millisecond (keeps rows short)."""
-    return None if value is None else round(value, 3)
+    last known status, never ticking (``live`` False)."""
+    return view.board_row(key, record_view(tool=tool, server=server, status=status, message=message,
+                                           task_id=task_id, created_at=created_at, updated_at=updated_at))
 
 
 def format_log(params: dict[str, Any]) -> str:
@@ -130,12 +111,3 @@ def format_log(params: dict[str, Any]) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _epoch(iso: str | None) -> float | None:
-    if not iso:
-        return None
-    try:
-        return datetime.fromisoformat(iso).timestamp()
-    except ValueError:
-        return None

@@ -1,0 +1,53 @@
+/**
+ * The one status vocabulary of a task, twin of `mcp_tasks_jupyter/status.py`
+ * (tests/test_status_vocabulary.py keeps the two equal).
+ */
+
+/** Every status a task may have, in the order views list them. */
+export const STATUSES = [
+  'working',
+  'submitted',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+  'expired',
+  'lost',
+  'unknown'
+] as const;
+
+/** Statuses after which a task never changes. */
+export const FINISHED: ReadonlySet<string> = new Set([
+  'completed',
+  'failed',
+  'cancelled',
+  'expired',
+  'lost',
+  'unknown'
+]);
+
+/** Statuses shown as failures (filter, notifications, colours). */
+export const FAILURES: ReadonlySet<string> = new Set([
+  'failed',
+  'lost',
+  'expired',
+  'unknown'
+]);
+
+/** How each status reads in words. */
+export const WORDS: Readonly<Record<string, string>> = {
+  working: 'working',
+  submitted: 'submitted',
+  input_required: 'needs input',
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  expired: 'expired',
+  lost: 'lost',
+  unknown: 'unknown'
+};
+
+/** `input_required` → `needs input`; an unknown status reads as itself. */
+export function inWords(status: string): string {
+  return WORDS[status] ?? status;
+}

@@ -1,0 +1,114 @@
+"""One snapshot of a task as every view shows it: the widget's state, the board's rows, the JupyterLab
+channel's entries and the text summaries all read the same named fields, computed in one place.
+
+No I/O and no Jupyter: a ``TaskView`` is plain data made from a ``TaskHandle`` (``view_of``) or, for a
+task known only from the task index or a server's ``tasks/list``, from its last known status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .protocol.tasks import INPUT_REQUIRED
+from .render import failure_message, pending_questions, status_message
+from .status import FINISHED
+
+if TYPE_CHECKING:
+    from .tasks import TaskHandle
+
+UNKNOWN_TOOL = "(unknown tool)"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """What a task looks like now. ``message`` is the status message as shown (the reconnecting note
+    while its server is being reconnected); ``question`` the first question waiting for an answer;
+    ``failure`` the server's words for why a finished task has no result. Times are epoch seconds."""
+
+    tool: str
+    server: str
+    status: str
+    message: str | None
+    task_id: str | None
+    started: float | None
+    finished: float | None
+    progress: float | None = None
+    total: float | None = None
+    progress_message: str | None = None
+    question: str | None = None
+    failure: str | None = None
+    needs_input: bool = False
+    done: bool = False
+    cached: bool = False
+    #: Followed by a live handle (its elapsed time ticks, it can be cancelled); False for a record.
+    live: bool = True
+
+    @property
+    def board_message(self) -> str:
+        """The one line a row has room for: the status message, else the waiting question, else the
+        progress message."""
+        if self.message:
+            return self.message
+        if self.question:
+            return f"waiting for input: {self.question}"
+        return self.progress_message or ""
+
+
+def view_of(handle: "TaskHandle") -> TaskView:
+    """The snapshot of ``handle`` now."""
+    progress = handle.progress
+    done = handle.done()
+    questions = pending_questions(handle) if handle.pending_input else []
+    return TaskView(
+        tool=handle.tool or UNKNOWN_TOOL,
+        server=handle.server,
+        status=handle.status,
+        message=status_message(handle),
+        task_id=handle.task_id,
+        started=handle.started,
+        finished=handle.finished,
+        progress=None if progress is None else progress.progress,
+        total=None if progress is None else progress.total,
+        progress_message=None if progress is None else progress.message,
+        question=questions[0] if questions else None,
+        failure=failure_message(handle) if done else None,
+        needs_input=bool(handle.pending_input) or handle.status == INPUT_REQUIRED,
+        done=done,
+        cached=bool(handle.cached),
+    )
+
+
+def record_view(*, tool: str | None, server: str, status: str, message: str | None, task_id: str | None,
+                created_at: str | None = None, updated_at: str | None = None) -> TaskView:
+    """A task known only from a record (the task index, a server's ``tasks/list``): its last known
+    status, never ticking (``started`` is its creation time, ``finished`` its last update once ended)."""
+    return TaskView(tool=tool or "?", server=server, status=status, message=message or None, task_id=task_id,
+                    started=epoch(created_at), finished=epoch(updated_at) if status in FINISHED else None,
+                    done=status in FINISHED, live=False)
+
+
+def epoch(iso: str | None) -> float | None:
+    """An ISO 8601 time (a server's) as epoch seconds; None when missing or unreadable."""
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
+def board_row(key: int, view: TaskView) -> dict[str, Any]:
+    """One board row (named fields, times to the millisecond to keep rows short)."""
+    return {"key": key, "tool": view.tool, "server": view.server, "status": view.status,
+            "message": view.board_message, "progress": view.progress, "total": view.total,
+            "started": _ms(view.started), "finished": _ms(view.finished), "task_id": view.task_id or "",
+            "live": view.live}
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+__all__ = ["TaskView", "view_of", "record_view", "board_row", "epoch"]
