@@ -80,10 +80,10 @@ class Answerer:
             raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.status))
         params = tag_question(params, handle.task_id if handle is not None else None)
         if self.sampling_handler is None:
-            _answered(handle, SAMPLING_QUESTION, "no handler", "decline")
+            _answered(handle, SAMPLING_QUESTION, "no handler", {"action": "decline"})
             raise HandlerError(-1, "this client has no model to sample from (no sampling_handler)")
         answer = await self.sampling_handler(params)
-        _answered(handle, SAMPLING_QUESTION, "handler", "accept")
+        _answered(handle, SAMPLING_QUESTION, "handler", {"action": "accept"})
         return answer
 
     async def answer_inputs(self, requests: dict[str, dict[str, Any]], handle: TaskHandle | None) -> dict[str, Any]:
@@ -113,7 +113,7 @@ class Answerer:
         return None
 
 
-def _answered(handle: TaskHandle | None, message: str, source: str, answer: Any) -> Any:
+def _answered(handle: TaskHandle | None, message: str, source: str, answer: dict[str, Any]) -> dict[str, Any]:
     if handle is not None:
-        handle.question_answered(message, source, answer if isinstance(answer, str) else answer["action"])
+        handle.question_answered(message, source, answer["action"])
     return answer

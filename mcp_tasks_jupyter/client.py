@@ -122,12 +122,13 @@ class Client:
 
     def describe(self) -> dict[str, Any]:
         """What this connection is: transport, protocol, dialect (and why), task capabilities."""
-        return scrub_data({**self.transport.describe(), "server": self.server_info.name,
+        info: dict[str, Any] = scrub_data({**self.transport.describe(), "server": self.server_info.name,
                            "version": self.server_info.version, "protocol": self.protocol_version,
                            "stateless": self.session.modern, "dialect": self.dialect.name,
                            "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
                            "open_tasks": len(self.tasks), "reconnecting": self.session.reconnecting,
                            "sessions_started": self.session.generation + 1})
+        return info
 
     @property
     def identity(self) -> ServerIdentity:

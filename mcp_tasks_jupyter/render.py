@@ -100,7 +100,7 @@ def result_text(result: "ToolResult") -> str:
     parts = [f"text={text!r}" + (f"… ({more:,} more characters)" if more else "")]
     content = result.content
     if any(not isinstance(b, TextContent) for b in content):
-        kinds = [_plain(_short(_kind(b), 40)) for b in itertools.islice(content, TEXT_REPR_KINDS)]
+        kinds = [_plain(_short(_kind(b), 40) or "") for b in itertools.islice(content, TEXT_REPR_KINDS)]
         if len(content) > TEXT_REPR_KINDS:
             kinds.append(f"… {len(content) - TEXT_REPR_KINDS:,} more")
         parts.append(f"content=[{', '.join(kinds)}]")
@@ -324,7 +324,7 @@ def _more_blocks_text(content: list[Any], shown: int) -> str:
             texts += 1
             chars += len(block.text)
             continue
-        kind = _short(_kind(block), 40)
+        kind = _short(_kind(block), 40) or "?"
         if kind in counts or len(counts) < 4:
             counts[kind] = counts.get(kind, 0) + 1
         else:
@@ -374,7 +374,7 @@ def _tree(value: Any, depth: int, room: "_Room", key: str | None) -> dict[str, A
         if not room.take(_node_cost({**node, "more": _BIG}, key)):
             return None
         items: list[Any] = node["items"]
-        entries = value.items() if is_object else enumerate(value)
+        entries = value.items() if isinstance(value, dict) else enumerate(value)
         for name, child_value in itertools.islice(entries, TREE_ITEMS):
             label = _key_label(name, room.left // 2) if is_object else f"[{name}]"
             child = _tree(child_value, depth + 1, room, label)
@@ -687,7 +687,7 @@ def _headline(handle: "TaskHandle") -> str | None:
     text, _ = _text_head(result.content, _HEADLINE_CHARS)
     if text.strip():
         return text
-    kinds = [_short(_kind(b), 40) for b in itertools.islice(result.content, TEXT_REPR_KINDS + 1)]
+    kinds = [_short(_kind(b), 40) or "?" for b in itertools.islice(result.content, TEXT_REPR_KINDS + 1)]
     return f"[{', '.join(kinds)}]" if kinds else None
 
 

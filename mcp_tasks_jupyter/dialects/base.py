@@ -7,6 +7,7 @@ reporting to the lifecycle through ``TaskEvents`` and to the answering path thro
 
 from __future__ import annotations
 
+import builtins
 import logging
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -180,10 +181,10 @@ class TaskDialect(ABC):
 
     # -- shared helpers ------------------------------------------------------------------------
 
-    async def list_pages(self, parse: Callable[[dict[str, Any]], tuple[list[TaskState], str | None]]
-                         ) -> list[TaskState]:
+    async def list_pages(self, parse: Callable[[dict[str, Any]], tuple[builtins.list[TaskState], str | None]]
+                         ) -> builtins.list[TaskState]:
         """Every page of ``tasks/list`` (a cursor seen twice ends the walk), parsed by ``parse``."""
-        states: list[TaskState] = []
+        states: builtins.list[TaskState] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _page in range(MAX_LIST_PAGES):

@@ -12,6 +12,7 @@ acknowledgement: polling goes on and shows how the task really ended. Where the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -171,7 +172,7 @@ class ExtDialect(TaskDialect):
                 job = asyncio.create_task(self._answer(handle, record, key, request),
                                           name=f"mcp-task-input {handle.task_id} {key}")
                 record.answering[key] = job
-                job.add_done_callback(lambda j, k=key: self._settled(record, k, j))
+                job.add_done_callback(functools.partial(self._settled, record, key))
 
     def _settled(self, record: _Task, key: str, job: "asyncio.Task[None]") -> None:
         if record.answering.get(key) is job:

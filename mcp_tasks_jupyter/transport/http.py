@@ -211,6 +211,7 @@ class StreamableHTTPTransport(Transport):
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise self._connection_error(exc) from None
+        owned = True  # this exchange closes the response, unless a stream reader takes it
         try:
             self._note_session(response)
             status = response.status_code
@@ -222,14 +223,14 @@ class StreamableHTTPTransport(Transport):
             ctype = content_type(response)
             if ctype == SSE:
                 self._read_in_background(response, msg_id)
-                response = None  # the stream reader owns it now
+                owned = False  # the stream reader owns it now
                 return
             for msg in await read_json(response, message.get("method"), self.server_name):
                 events.message_received(msg)
         except httpx.HTTPError as exc:
             raise self._connection_error(exc) from None
         finally:
-            if response is not None:
+            if owned:
                 await response.aclose()
 
     async def _raise_status(self, response: httpx.Response, msg_id: RequestId | None,

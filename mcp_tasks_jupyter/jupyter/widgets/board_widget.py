@@ -6,6 +6,7 @@ the compact rows, at most once per ``BOARD_INTERVAL``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -43,7 +44,7 @@ class BoardWidget(anywidget.AnyWidget):
     _esm = front_end.esm("board")
     _css = front_end.css("board")
 
-    rows = t.List().tag(sync=True)
+    rows: t.List[dict[str, Any]] = t.List().tag(sync=True)
     filter_server = t.Unicode(None, allow_none=True).tag(sync=True)
     filter_status = t.Unicode(None, allow_none=True).tag(sync=True)
     #: How many tasks the board follows (before filtering).
@@ -165,7 +166,7 @@ class BoardWidget(anywidget.AnyWidget):
         self._live_ids = None
         self._rows.append(board_row(key, handle))
         if not handle.done():
-            self._unsubscribe[key] = handle.on_change(lambda h, key=key: self._on_change(key, h))
+            self._unsubscribe[key] = handle.on_change(functools.partial(self._on_change, key))
 
     def _on_change(self, key: int, handle: "TaskHandle") -> None:
         self._dirty.add(key)

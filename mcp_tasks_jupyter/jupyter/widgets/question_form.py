@@ -239,7 +239,7 @@ class FormHost:
         closed = [q for q in self._forms if not q.open]
         for old in closed[:-CLOSED_KEPT]:
             self._forms.remove(old)
-        self.questions = [q.entry(self) for q in self._forms]  # type: ignore[attr-defined]
+        self.questions = [q.entry(self) for q in self._forms]
 
     def _on_answer_msg(self, content: dict[str, Any]) -> None:
         wanted = content.get("id")

@@ -46,7 +46,7 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
     status = t.Unicode("working").tag(sync=True)
     status_message = t.Unicode("").tag(sync=True)
     #: ``[progress, total or None, message or None]`` or None when the server sent no progress.
-    progress = t.List(default_value=None, allow_none=True).tag(sync=True)
+    progress: t.List[Any] = t.List(default_value=None, allow_none=True).tag(sync=True)
     started = t.Float(0.0).tag(sync=True)
     finished = t.Float(None, allow_none=True).tag(sync=True)
     created = t.Float(None, allow_none=True).tag(sync=True)
