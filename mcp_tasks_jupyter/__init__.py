@@ -8,21 +8,35 @@
 
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING  # noqa: E402
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-from .client import Client, connect  # noqa: E402
-from .errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,  # noqa: E402
-                     ProtocolError, RequestTimeout, ServerExited, ServerUnreachable, SessionExpired,
-                     TaskCancelled,
-                     TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound, ToolNotFound,
-                     UsageError)
-from .protocol.tasks import TaskState  # noqa: E402
-from .protocol.types import Tool  # noqa: E402
-from .results import ToolResult  # noqa: E402
-from .tasks import Progress, TaskHandle  # noqa: E402
+from .client import Client, connect
+from .errors import (
+    ConnectionFailed,
+    HTTPStatusError,
+    InvalidMessage,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+    ServerExited,
+    ServerUnreachable,
+    SessionExpired,
+    TaskCancelled,
+    TaskError,
+    TaskExpired,
+    TaskFailed,
+    TaskLost,
+    TaskNotFound,
+    ToolNotFound,
+    UsageError,
+)
+from .protocol.tasks import TaskState
+from .protocol.types import Tool
+from .results import ToolResult
+from .tasks import Progress, TaskHandle
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:
@@ -44,8 +58,28 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 
 __all__ = [
-    "connect", "Client", "TaskHandle", "ToolResult", "Tool", "TaskState", "Progress",
-    "MCPError", "ConnectionFailed", "ServerExited", "ServerUnreachable", "HTTPStatusError", "SessionExpired",
-    "ProtocolError", "InvalidMessage", "RequestTimeout", "UsageError", "ToolNotFound",
-    "TaskError", "TaskFailed", "TaskCancelled", "TaskNotFound", "TaskExpired", "TaskLost",
+    "Client",
+    "ConnectionFailed",
+    "HTTPStatusError",
+    "InvalidMessage",
+    "MCPError",
+    "Progress",
+    "ProtocolError",
+    "RequestTimeout",
+    "ServerExited",
+    "ServerUnreachable",
+    "SessionExpired",
+    "TaskCancelled",
+    "TaskError",
+    "TaskExpired",
+    "TaskFailed",
+    "TaskHandle",
+    "TaskLost",
+    "TaskNotFound",
+    "TaskState",
+    "Tool",
+    "ToolNotFound",
+    "ToolResult",
+    "UsageError",
+    "connect",
 ]

@@ -44,7 +44,7 @@ async def test_a_server_that_never_answers_polls_loses_the_task_with_the_reason(
         client.session.request_timeout = 0.3
         client.max_poll_failures = 2
         handle = await client.start_task("job")
-        with pytest.raises(mtj.TaskLost, match="tasks/get: no answer within 0.3 s"):
+        with pytest.raises(mtj.TaskLost, match=r"tasks/get: no answer within 0.3 s"):
             await asyncio.wait_for(handle, 20)
         assert handle.status == "lost"
 

@@ -40,6 +40,6 @@ async def test_garbage_for_good_ends_the_task_lost_with_the_reason():
         client.max_poll_failures = 2
         handle = await client.start_task("job")
         server.brain.script["tasks/get"] = GARBAGE["html"]
-        with pytest.raises(mtj.TaskLost, match="lost contact with the server: .*text/html"):
+        with pytest.raises(mtj.TaskLost, match=r"lost contact with the server: .*text/html"):
             await asyncio.wait_for(handle, 20)
         assert handle.status == "lost"

@@ -9,7 +9,6 @@ import asyncio
 import pytest
 
 import mcp_tasks_jupyter as mtj
-
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.render import summary_line
 

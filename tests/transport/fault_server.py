@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import socket
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import uvicorn
 from starlette.applications import Starlette

@@ -50,7 +50,7 @@ async def test_command_not_found_is_clear():
 
 async def test_process_exiting_before_initialize_shows_its_stderr():
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('missing API key FOO\\n'); sys.exit(2)"]
-    with pytest.raises(mtj.ServerExited, match="(?s)exited with code 2.*missing API key FOO") as info:
+    with pytest.raises(mtj.ServerExited, match=r"(?s)exited with code 2.*missing API key FOO") as info:
         await mtj.connect(cmd, timeout=10)
     assert info.value.returncode == 2
 
@@ -58,7 +58,7 @@ async def test_process_exiting_before_initialize_shows_its_stderr():
 async def test_process_dying_mid_request_fails_it_with_stderr():
     async with mtj.connect(argv("die")) as client:
         assert client.name.startswith("script-die at ")
-        with pytest.raises(mtj.ServerExited, match="(?s)script-die.*code 7.*database is on fire"):
+        with pytest.raises(mtj.ServerExited, match=r"(?s)script-die.*code 7.*database is on fire"):
             await asyncio.wait_for(client.list_tools(), 10)
         with pytest.raises(mtj.ServerExited):
             await client.list_tools(refresh=True)
