@@ -5,14 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers browser demo walkthrough lab test check-ts bench bench-tiny clean
+.PHONY: setup peers browser demo walkthrough lab check check-ts test bench bench-tiny clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 setup: $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[test,check]'
 
 peers:
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
@@ -35,6 +35,15 @@ walkthrough: setup
 lab: setup
 	$(BIN)/pip install -q -e '.[lab]'
 	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
+
+# The gate, before every merge (CI runs it first): lint, format, types, then the unit band (no kernel,
+# browser or peer; `pytest -m kernel|peers|browser` runs the others).
+check: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(MAKE) check-ts
+	$(BIN)/python -m pytest -m unit -q
 
 test: setup peers browser
 	$(BIN)/python -m pytest

@@ -97,7 +97,7 @@ def table(rows: list[Row]) -> str:
     right = {1, 3, 5}
     lines = []
     for n, c in enumerate(cells):
-        lines.append(" | ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(c, widths))).rstrip())
+        lines.append(" | ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(c, widths, strict=True))).rstrip())
         if n == 0:
             lines.append("-+-".join("-" * w for w in widths))
     notes = [r.note for r in rows if r.note]

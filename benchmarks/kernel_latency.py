@@ -56,7 +56,8 @@ _client.dialect.get = _counting_get
 START = """
 _bench = []
 for _i in range({n}):
-    _bench.append(await _rt.start_task("demo", "slow_compute", {{"seconds": {seconds}, "steps": {steps}, "label": f"t{{_i}}"}}))
+    _args = {{"seconds": {seconds}, "steps": {steps}, "label": f"t{{_i}}"}}
+    _bench.append(await _rt.start_task("demo", "slow_compute", _args))
 for _h in _bench[-{show}:] if {show} else []:
     _mtj_display.show_task(_h)
 """

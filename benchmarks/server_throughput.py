@@ -5,8 +5,8 @@
 Both servers over Streamable HTTP on 127.0.0.1, both speaking the 2025-11-25 task dialect (the demo
 runs with ``--dialect 2025-11-25``; the other is tests/interop/mcp1_task_server.py, built on the
 official ``mcp`` 1.x SDK). Our client opens the session and starts one long task on each; then a
-bare ``httpx.AsyncClient`` POSTs the same ``tasks/get`` request (same session headers, a fresh id each time) as fast
-as it can for S seconds: one request at a time, then 8 workers at once. Each answer is read in
+bare ``httpx.AsyncClient`` POSTs the same ``tasks/get`` request (same session headers, a fresh id each
+time) as fast as it can for S seconds: one request at a time, then 8 workers at once. Each answer is read in
 full and checked (status 200, the task id in the body; the mcp 1.x server answers in SSE).
 Requests per second; ratio = demo / mcp 1.x (higher is better). Client and server share the
 machine's cores, so read the ratio rather than the absolute figures.

@@ -8,21 +8,62 @@
 
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING  # noqa: E402
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-from .client import Client, connect  # noqa: E402
-from .errors import (AuthenticationFailed, ConnectionFailed, HTTPStatusError, InvalidMessage,  # noqa: E402
-                     MCPError, ProtocolError, RequestTimeout, ServerExited, ServerUnreachable, SessionExpired,
-                     TaskCancelled,
-                     TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound, ToolNotFound,
-                     UsageError)
-from .protocol.tasks import TaskState  # noqa: E402
-from .protocol.types import Tool  # noqa: E402
-from .results import ToolResult  # noqa: E402
-from .tasks import Progress, TaskHandle  # noqa: E402
+    from .client import Client, connect
+    from .errors import (
+        AuthenticationFailed,
+        ConnectionFailed,
+        HTTPStatusError,
+        InvalidMessage,
+        MCPError,
+        ProtocolError,
+        RequestTimeout,
+        ServerExited,
+        ServerUnreachable,
+        SessionExpired,
+        TaskCancelled,
+        TaskError,
+        TaskExpired,
+        TaskFailed,
+        TaskLost,
+        TaskNotFound,
+        ToolNotFound,
+        UsageError,
+    )
+    from .protocol.tasks import TaskState
+    from .protocol.types import Tool
+    from .results import ToolResult
+    from .tasks import Progress, TaskHandle
+
+_ERRORS = (
+    "AuthenticationFailed", "ConnectionFailed", "HTTPStatusError", "InvalidMessage", "MCPError", "ProtocolError", "RequestTimeout",
+    "ServerExited", "ServerUnreachable", "SessionExpired", "TaskCancelled", "TaskError", "TaskExpired",
+    "TaskFailed", "TaskLost", "TaskNotFound", "ToolNotFound", "UsageError",
+)
+#: Where each public name lives; it is imported on first use, so that ``python -m mcp_tasks_jupyter.demo``
+#: (which needs none of them) starts without loading the client, pydantic and httpx.
+_LAZY = {
+    **dict.fromkeys(_ERRORS, ".errors"),
+    "Client": ".client", "connect": ".client", "TaskState": ".protocol.tasks", "Tool": ".protocol.types",
+    "ToolResult": ".results", "Progress": ".tasks", "TaskHandle": ".tasks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:
@@ -44,8 +85,29 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 
 __all__ = [
-    "connect", "Client", "TaskHandle", "ToolResult", "Tool", "TaskState", "Progress",
-    "MCPError", "ConnectionFailed", "ServerExited", "ServerUnreachable", "HTTPStatusError", "AuthenticationFailed",
-    "SessionExpired", "ProtocolError", "InvalidMessage", "RequestTimeout", "UsageError", "ToolNotFound",
-    "TaskError", "TaskFailed", "TaskCancelled", "TaskNotFound", "TaskExpired", "TaskLost",
+    "AuthenticationFailed",
+    "Client",
+    "ConnectionFailed",
+    "HTTPStatusError",
+    "InvalidMessage",
+    "MCPError",
+    "Progress",
+    "ProtocolError",
+    "RequestTimeout",
+    "ServerExited",
+    "ServerUnreachable",
+    "SessionExpired",
+    "TaskCancelled",
+    "TaskError",
+    "TaskExpired",
+    "TaskFailed",
+    "TaskHandle",
+    "TaskLost",
+    "TaskNotFound",
+    "TaskState",
+    "Tool",
+    "ToolNotFound",
+    "ToolResult",
+    "UsageError",
+    "connect",
 ]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Coroutine
+from collections.abc import Coroutine
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +18,7 @@ log = logging.getLogger(__name__)
 class Background:
     """The background tasks of one owner (``owner`` names it in log records)."""
 
-    __slots__ = ("owner", "_tasks")
+    __slots__ = ("_tasks", "owner")
 
     def __init__(self, owner: str) -> None:
         self.owner = owner

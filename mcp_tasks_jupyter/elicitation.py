@@ -30,7 +30,7 @@ def choices(prop: dict[str, Any]) -> list[tuple[Any, str]] | None:
     if isinstance(prop.get("enum"), list):
         names = prop.get("enumNames")
         labels = names if isinstance(names, list) and len(names) == len(prop["enum"]) else prop["enum"]
-        return [(v, str(label)) for v, label in zip(prop["enum"], labels)]
+        return [(v, str(label)) for v, label in zip(prop["enum"], labels, strict=True)]
     for key in ("oneOf", "anyOf"):
         options = prop.get(key)
         if isinstance(options, list) and options and all(isinstance(o, dict) and "const" in o for o in options):

@@ -53,7 +53,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from . import index_key
 from .status import FINISHED as FINISHED_STATUSES
@@ -61,6 +61,7 @@ from .index_db import SCHEMA_VERSION, IndexDatabase, transaction
 from .index_writes import WriteQueue, read_timeout_ms
 
 if TYPE_CHECKING:
+    from .errors import TaskLost
     from .tasks import TaskHandle
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ def default_path() -> Path:
     return Path(base) / "mcp-tasks-jupyter" / "tasks.sqlite3"
 
 
-def default_index() -> "TaskIndex | None":
+def default_index() -> TaskIndex | None:
     """The index at :func:`default_path`, or None when ``MTJ_INDEX`` is ``off``."""
     if os.environ.get("MTJ_INDEX", "").lower() in ("off", "0", "false", "none"):
         return None
@@ -313,7 +314,7 @@ class Recorder:
         self._last: tuple[Any, ...] | None = None
         self._server_status = "working"
 
-    def __call__(self, handle: "TaskHandle") -> None:
+    def __call__(self, handle: TaskHandle) -> None:
         done = handle.done()
         state = (handle.task_id, handle.status, handle.status_message, handle.ttl_ms, done)
         if state == self._last:
@@ -337,13 +338,13 @@ class Recorder:
                           created_at=handle.created_at, ttl_ms=handle.ttl_ms, result=result)
 
 
-def _connection_lost(error: BaseException) -> bool:
+def _connection_lost(error: BaseException) -> TypeGuard[TaskLost]:
     from .errors import TaskLost
 
     return isinstance(error, TaskLost)
 
 
-def ended_status(handle: "TaskHandle", error: BaseException) -> tuple[str, str | None]:
+def ended_status(handle: TaskHandle, error: BaseException) -> tuple[str, str | None]:
     """How a record of a task that ended with ``error`` reads: (status, message in plain words)."""
     from .errors import MCPError, TaskExpired, TaskNotFound
 
@@ -355,5 +356,16 @@ def ended_status(handle: "TaskHandle", error: BaseException) -> tuple[str, str |
     return handle.status, detail or handle.status_message
 
 
-__all__ = ["TaskIndex", "TaskRecord", "ServerIdentity", "Recorder", "default_index", "default_path",
-           "redact_arguments", "canonical_json", "arguments_key", "notebook_path", "SCHEMA_VERSION"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Recorder",
+    "ServerIdentity",
+    "TaskIndex",
+    "TaskRecord",
+    "arguments_key",
+    "canonical_json",
+    "default_index",
+    "default_path",
+    "notebook_path",
+    "redact_arguments",
+]

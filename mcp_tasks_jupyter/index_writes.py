@@ -22,8 +22,9 @@ import logging
 import random
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .index_db import IndexDatabase, is_busy, transaction
 

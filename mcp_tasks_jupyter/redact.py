@@ -22,7 +22,8 @@ import logging
 import re
 import threading
 import urllib.parse
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: What a secret value becomes wherever it would be shown (the marker ``%mcp_connect`` always used).
 MARKER = "***"
@@ -163,12 +164,12 @@ def _scrub_tree(value: Any) -> Any:
         return scrub(value)
     if isinstance(value, dict):
         items = [(_scrub_tree(k), _scrub_tree(v)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items())):
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
             return value
         return dict(items)
     if isinstance(value, (list, tuple)):
         scrubbed = [_scrub_tree(v) for v in value]
-        if all(a is b for a, b in zip(scrubbed, value)):
+        if all(a is b for a, b in zip(scrubbed, value, strict=True)):
             return value
         return type(value)(scrubbed) if isinstance(value, list) else tuple(scrubbed)
     return value
@@ -252,5 +253,17 @@ def install_log_scrubbing() -> None:
     logging.setLogRecordFactory(factory)
 
 
-__all__ = ["MARKER", "MIN_SECRET_LEN", "register", "register_all", "register_url", "scrub", "scrub_optional",
-           "scrub_data", "safe_url", "scrub_record", "SecretFilter", "install_log_scrubbing"]
+__all__ = [
+    "MARKER",
+    "MIN_SECRET_LEN",
+    "SecretFilter",
+    "install_log_scrubbing",
+    "register",
+    "register_all",
+    "register_url",
+    "safe_url",
+    "scrub",
+    "scrub_data",
+    "scrub_optional",
+    "scrub_record",
+]

@@ -22,7 +22,7 @@ class ToolResult:
     raw: dict[str, Any] = field(repr=False)
 
     @classmethod
-    def from_wire(cls, result: dict[str, Any]) -> "ToolResult":
+    def from_wire(cls, result: dict[str, Any]) -> ToolResult:
         """Validate a CallToolResult (raises ValueError with the reason)."""
         content = parse_content(result.get("content", []))
         is_error = result.get("isError", False)

@@ -12,16 +12,24 @@ import asyncio
 import collections
 import logging
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from . import __version__
 from .background import Background
-from .errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError, ProtocolError,
-                     RequestTimeout, ServerUnreachable, SessionExpired)
-from .protocol import headers as wire_headers
-from .protocol import jsonrpc, modern
+from .errors import (
+    ConnectionFailed,
+    HTTPStatusError,
+    InvalidMessage,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+    ServerUnreachable,
+    SessionExpired,
+)
+from .protocol import headers as wire_headers, jsonrpc, modern
 from .protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
-from .protocol.types import DiscoverResult, Implementation, InitializeResult, parse
+from .protocol.types import DiscoverResult, Implementation, InitializeResult, M, parse
 from .protocol.versions import LATEST, LATEST_MODERN, MODERN, SUPPORTED
 from .transport.base import Transport
 
@@ -152,7 +160,7 @@ class Session:
         return result
 
     async def discover(self, version: str = LATEST_MODERN, *,
-                       timeout: float | None | str = "default") -> DiscoverResult:
+                       timeout: float | str | None = "default") -> DiscoverResult:
         """``server/discover`` on the stateless wire (which this switches to), with ``version`` first."""
         self._go_modern(version)
         raw = await self.request(modern.DISCOVER, {}, timeout=timeout)
@@ -212,7 +220,7 @@ class Session:
 
     # -- outgoing ------------------------------------------------------------------------------
 
-    def validate(self, model: Any, data: Any, what: str, method: str) -> Any:
+    def validate(self, model: type[M], data: Any, what: str, method: str) -> M:
         """Validate a server answer; an invalid one raises InvalidMessage naming server and method."""
         try:
             return parse(model, data, what)
@@ -220,7 +228,7 @@ class Session:
             raise InvalidMessage(str(exc), server=self.name, method=method, data=data) from None
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None | str = "default") -> dict[str, Any]:
+                      timeout: float | str | None = "default") -> dict[str, Any]:
         """Send a request and return its ``result`` object, or raise an MCPError.
 
         On the stateless wire the request carries the per-request ``_meta`` (and headers over
@@ -240,7 +248,7 @@ class Session:
         raise AssertionError("unreachable")
 
     async def _request_versioned(self, method: str, params: dict[str, Any] | None,
-                                 timeout: float | None | str) -> dict[str, Any]:
+                                 timeout: float | str | None) -> dict[str, Any]:
         if not self.modern:
             return await self._request(method, params, None, timeout)
         headers = self._headers(method, params)
@@ -367,7 +375,7 @@ class Session:
                 log.exception("connection listener failed")
 
     async def request_complete(self, method: str, params: dict[str, Any] | None = None, *,
-                               timeout: float | None | str = "default", context: Any = None) -> dict[str, Any]:
+                               timeout: float | str | None = "default", context: Any = None) -> dict[str, Any]:
         """``request`` that follows multi round-trip requests: an ``input_required`` result is
         answered through ``answer_inputs`` and the same method is sent again (a new request id)
         with ``inputResponses`` and the exact ``requestState``, until another kind of result."""
@@ -401,7 +409,7 @@ class Session:
         return headers
 
     async def _request(self, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None,
-                       timeout: float | None | str) -> dict[str, Any]:
+                       timeout: float | str | None) -> dict[str, Any]:
         if self.closed_error is not None:
             raise self.closed_error
         msg_id = self._next_id
@@ -493,7 +501,8 @@ class Session:
                 return
             task = asyncio.create_task(self._serve(message))
             self._serving[message.id] = task
-            task.add_done_callback(lambda _t, i=message.id: self._served(i))
+            request_id = message.id
+            task.add_done_callback(lambda _task: self._served(request_id))
         else:
             self._notification(message)
 

@@ -193,8 +193,8 @@ class HttpSession:
         connection = SseConnection(self._ping_seconds)
         connection.put(f"retry: {RETRY_MS}\n\n")
         if after is not None:
-            for number, key, chunk in self._events:
-                if key == stream.key and number > after:
+            for event_number, key, chunk in self._events:
+                if key == stream.key and event_number > after:
                     connection.put(chunk)
         if stream.finished:
             connection.close()

@@ -10,8 +10,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal, Protocol
 
-from ..protocol.jsonrpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,  # noqa: F401
-                                METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_CANCELLED)
+# Re-exported: the demo's modules take every code from here.
+from ..protocol.jsonrpc import (
+    INTERNAL_ERROR as INTERNAL_ERROR,
+    INVALID_PARAMS as INVALID_PARAMS,
+    INVALID_REQUEST as INVALID_REQUEST,
+    METHOD_NOT_FOUND as METHOD_NOT_FOUND,
+    PARSE_ERROR as PARSE_ERROR,
+    REQUEST_CANCELLED as REQUEST_CANCELLED,
+)
 
 # Codes the 2026-07-28 protocol defines (its reserved sub-range -32020..-32099).
 HEADER_MISMATCH = -32020

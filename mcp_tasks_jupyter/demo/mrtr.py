@@ -108,6 +108,8 @@ class StateCodec:
             payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
         except (binascii.Error, ValueError):
             raise RpcError(INVALID_PARAMS, "Invalid requestState") from None
+        if not isinstance(payload, dict):
+            raise RpcError(INVALID_PARAMS, "Invalid requestState")
         if payload.get("exp", 0) < self._clock():
             raise RpcError(INVALID_PARAMS, "Invalid requestState: expired; call the tool again without it")
         if payload.get("tool") != tool or payload.get("args") != self.digest(tool, arguments):

@@ -209,7 +209,11 @@ class Extension(Protocol):
     """What an extension of the stateless protocol provides (the tasks extension does)."""
 
     name: str
-    methods: Mapping[str, Callable[[Request2026], Awaitable[dict[str, Any]]]]
+
+    @property
+    def methods(self) -> Mapping[str, Callable[[Request2026], Awaitable[dict[str, Any]]]]:
+        """The extension's own methods, by name."""
+        ...
 
     async def call_tool(
         self, base: Stateless2026, tool: Tool, arguments: dict[str, Any], request: Request2026, round_: Round

@@ -124,7 +124,8 @@ class ExtCallContext(InlineContext):
         store = self._ext.store
         question = store.add_input(task, "elicitation/create", params, f"input required: {message}")
         try:
-            return await question.answer
+            answer: dict[str, Any] = await question.answer  # tasks/update checked it (check_answer)
+            return answer
         finally:
             store.remove_input(task, question, "input received, continuing")
 
@@ -204,6 +205,7 @@ class TasksExtension:
         else:
             if ctx.task is None:
                 return result
+            assert result is not None  # only an inline question ends a body with None, never a task
             self.store.finish(ctx.task, "completed", first_text(result) or "completed", result=result)
         return None
 

@@ -119,7 +119,8 @@ class Session1686(Session2025):
         """Tasks by the id of the ``tools/call`` that created them (while that call is open).
         Created lazily: a session that :meth:`became <Session2025.become>` sep1686 has no
         ``__init__`` of its own."""
-        return self.__dict__.setdefault("_sep1686_calls", {})
+        calls: dict[Any, TaskRecord] = self.__dict__.setdefault("_sep1686_calls", {})
+        return calls
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -254,7 +254,8 @@ async def research(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                     f"The user declined to choose a reading of '{topic}' ({verb}), so the research stopped.",
                     is_error=True,
                 )
-            content = answer.get("content") if isinstance(answer.get("content"), dict) else {}
+            given = answer.get("content")
+            content = given if isinstance(given, dict) else {}
             chosen, wanted_depth = content.get("interpretation"), content.get("depth", 2)
             if chosen not in options:
                 return text_result(f"The answer {chosen!r} is not one of the offered readings.", is_error=True)

@@ -68,7 +68,7 @@ async def main(speed: float) -> int:
 
         print("\nresults:")
         ok = True
-        for (name, handle), outcome in zip(tasks.items(), outcomes):
+        for (name, handle), outcome in zip(tasks.items(), outcomes, strict=True):
             if isinstance(outcome, mtj.ToolResult):
                 kinds = ", ".join(block.type for block in outcome.content)
                 print(f"  {name:<9} {handle.status:<10} {handle.elapsed:5.2f}s  [{kinds}] "

@@ -16,8 +16,10 @@ TASK is :func:`task_entry`. Updates are coalesced to at most one message per
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MCPError
 from ..tasks import TaskHandle
@@ -61,7 +63,7 @@ class TasksChannel:
     first tracked so the sidebar can jump to the cell that started it.
     """
 
-    def __init__(self, runtime: "Runtime", cell_of: Callable[[], str | None] = lambda: None) -> None:
+    def __init__(self, runtime: Runtime, cell_of: Callable[[], str | None] = lambda: None) -> None:
         self.runtime = runtime
         self._cell_of = cell_of
         self._comms: list[Any] = []
@@ -86,7 +88,7 @@ class TasksChannel:
         self._keys[id(handle)] = key
         self._handles[key] = handle
         self._cells[key] = self._cell_of()
-        handle.on_change(lambda h, key=key: self._changed(key, h))
+        handle.on_change(functools.partial(self._changed, key))
         self._changed(key, handle)
 
     def _changed(self, key: str, handle: TaskHandle) -> None:
@@ -126,11 +128,12 @@ class TasksChannel:
 
     def _received(self, comm: Any, msg: dict[str, Any]) -> None:
         data = (msg.get("content") or {}).get("data")
-        kind = data.get("type") if isinstance(data, dict) else None
+        fields = data if isinstance(data, dict) else {}
+        kind, key = fields.get("type"), fields.get("key")
         if kind == "hello":
             self._send_to(comm, self.snapshot())
-        elif kind == "cancel" and isinstance(data.get("key"), str):
-            self._cancel(comm, data["key"])
+        elif kind == "cancel" and isinstance(key, str):
+            self._cancel(comm, key)
         else:
             log.debug("ignored a message on %s: %r", TARGET, data)
 
@@ -166,12 +169,12 @@ class TasksChannel:
         self.sent[data["type"]] = self.sent.get(data["type"], 0) + 1
 
 
-def install(shell: Any, runtime: "Runtime") -> TasksChannel | None:
+def install(shell: Any, runtime: Runtime) -> TasksChannel | None:
     """Serve the tasks channel in ``shell``'s kernel (None outside a kernel, e.g. plain IPython)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
-    existing = getattr(runtime, "tasks_channel", None)
+    existing = runtime.tasks_channel
     if existing is not None:
         return existing
     from comm import create_comm, get_comm_manager
@@ -193,4 +196,4 @@ def _cell_id(kernel: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) else None
 
 
-__all__ = ["TARGET", "TasksChannel", "install", "task_entry", "UPDATE_INTERVAL_S"]
+__all__ = ["TARGET", "UPDATE_INTERVAL_S", "TasksChannel", "install", "task_entry"]

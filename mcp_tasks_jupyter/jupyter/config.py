@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import UsageError
 from ..redact import safe_url
@@ -215,5 +216,12 @@ def redact(text: str, secrets: frozenset[str] | set[str]) -> str:
     return text
 
 
-__all__ = ["ConfigError", "ServerConfig", "search_paths", "read_servers", "load_server", "parse_entry",
-           "redact"]
+__all__ = [
+    "ConfigError",
+    "ServerConfig",
+    "load_server",
+    "parse_entry",
+    "read_servers",
+    "redact",
+    "search_paths",
+]

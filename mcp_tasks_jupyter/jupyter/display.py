@@ -20,7 +20,8 @@ nbval does not apply ``update_display_data``: a cell that shows a task still run
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..render import running_html, running_line, summary_html, summary_line, task_text
 from ..tasks import TaskHandle

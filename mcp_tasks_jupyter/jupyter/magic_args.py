@@ -35,8 +35,9 @@ import datetime
 import json
 import re
 import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..dialects import DIALECTS
 from ..redact import safe_url
@@ -606,7 +607,21 @@ def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> 
 
 
 __all__ = [
-    "ArgumentError", "TaskCall", "ConnectArgs", "TaskRef", "TASK_STATUSES", "split_words", "parse_value",
-    "parse_arguments", "parse_task_line", "parse_cell_body", "parse_connect_line", "parse_task_ref",
-    "parse_tasks_line", "parse_tasks_args", "TasksArgs", "parse_server_name", "parse_target",
+    "TASK_STATUSES",
+    "ArgumentError",
+    "ConnectArgs",
+    "TaskCall",
+    "TaskRef",
+    "TasksArgs",
+    "parse_arguments",
+    "parse_cell_body",
+    "parse_connect_line",
+    "parse_server_name",
+    "parse_target",
+    "parse_task_line",
+    "parse_task_ref",
+    "parse_tasks_args",
+    "parse_tasks_line",
+    "parse_value",
+    "split_words",
 ]

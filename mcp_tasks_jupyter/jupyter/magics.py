@@ -15,11 +15,11 @@ import asyncio
 import os
 import shlex
 import sys
-from typing import Any, Callable, Coroutine
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import (Magics, line_cell_magic, line_magic, magics_class, needs_local_scope,
-                                no_var_expand)
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.display import display as ipython_display
 from IPython.utils.text import DollarFormatter
 
@@ -27,8 +27,15 @@ from ..errors import MCPError
 from ..tasks import TaskHandle
 from . import comm, display, questions, transform
 from .config import load_server
-from .magic_args import (ArgumentError, TaskRef, parse_connect_line, parse_server_name, parse_task_line,
-                         parse_task_ref, parse_tasks_args)
+from .magic_args import (
+    ArgumentError,
+    TaskRef,
+    parse_connect_line,
+    parse_server_name,
+    parse_task_line,
+    parse_task_ref,
+    parse_tasks_args,
+)
 from .pending import Pending, one_line
 from .runtime import Runtime, get_runtime
 from .tables import servers_table, tools_table
@@ -45,6 +52,14 @@ class MCPMagics(Magics):
     def __init__(self, shell: Any, runtime: Runtime | None = None) -> None:
         super().__init__(shell)
         self.runtime = runtime if runtime is not None else get_runtime()
+
+    @property
+    def user_ns(self) -> dict[str, Any]:
+        """The user's namespace in the shell these magics serve (``load`` always gives one)."""
+        if self.shell is None:
+            raise UsageError("the %mcp_* magics are not registered on an IPython shell")
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
 
     # -- %mcp_connect --------------------------------------------------------------------------
 
@@ -178,9 +193,11 @@ class MCPMagics(Magics):
 
         Usage::
 
-            h = %mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] NAME:TOOL [key=value ...]
-            %%mcp_task [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] NAME:TOOL [key=value ...]
+            h = %mcp_task [OPTIONS] NAME:TOOL [key=value ...]
+            %%mcp_task [OPTIONS] NAME:TOOL [key=value ...]
             <arguments as a JSON object or YAML mapping>
+
+            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh]
 
         ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
         any order; everything after it is ``key=value``. A value is JSON when it parses as JSON
@@ -211,13 +228,13 @@ class MCPMagics(Magics):
         """
         call = self._parse(parse_task_line, line, body=cell, expand=self._expander(local_ns))
         runtime = self.runtime
-        shell = self.shell
+        user_ns = self.user_ns
 
         async def create() -> TaskHandle:
             handle = await runtime.start_task(call.server, call.tool, call.arguments, ttl=call.ttl,
                                               answers=call.answers, cache=call.cache, out=call.out)
             if call.out is not None:
-                bind_when_done(shell.user_ns, call.out, handle)
+                bind_when_done(user_ns, call.out, handle)
             return handle
 
         async def then(handle: TaskHandle) -> Any:
@@ -278,7 +295,7 @@ class MCPMagics(Magics):
         print(f"resumed {len(handles)} task{'' if len(handles) == 1 else 's'}")
         for handle in handles:
             if handle.out_var:
-                bind_when_done(self.shell.user_ns, handle.out_var, handle)
+                bind_when_done(self.user_ns, handle.out_var, handle)
             display.show_task(handle)
 
     # -- %mcp_cancel ---------------------------------------------------------------------------
@@ -324,7 +341,7 @@ class MCPMagics(Magics):
         ref = self._parse(parse_task_ref, line, magic="mcp_result", allow_out=True)
         handle, server, task_id = self._lookup(ref, local_ns, "%mcp_result")
         runtime = self.runtime
-        shell = self.shell
+        user_ns = self.user_ns
         what = f"%mcp_result {ref.ref}"
 
         async def find() -> tuple[TaskHandle, bool]:
@@ -338,7 +355,7 @@ class MCPMagics(Magics):
                 display.show_task(target)
             result = await target
             if ref.out is not None and not result.is_error:
-                shell.user_ns[ref.out] = result
+                user_ns[ref.out] = result
             return result
 
         return Pending(what, self._job(find(), "mcp-result"), collect, redact=runtime.redact)
@@ -354,8 +371,9 @@ class MCPMagics(Magics):
     def _expander(self, local_ns: dict[str, Any] | None,
                   fallback: dict[str, Any] | None = None) -> Callable[[str], str]:
         """IPython's ``$var`` / ``{expr}`` expansion over the user's (and the caller's) names."""
-        namespace = {**(fallback or {}), **self.shell.user_ns}
-        if local_ns is not None and local_ns is not self.shell.user_ns:
+        user_ns = self.user_ns
+        namespace = {**(fallback or {}), **user_ns}
+        if local_ns is not None and local_ns is not user_ns:
             namespace.update(local_ns)
 
         def expand(text: str) -> str:
@@ -388,7 +406,7 @@ class MCPMagics(Magics):
         """(handle, None, "") for a variable or a task known here; else (None, server, task_id)."""
         text = ref.ref
         if text.isidentifier():
-            namespace = {**self.shell.user_ns, **(local_ns or {})}
+            namespace = {**self.user_ns, **(local_ns or {})}
             if text in namespace:
                 value = namespace[text]
                 if isinstance(value, TaskHandle):
@@ -464,4 +482,4 @@ def unload(shell: Any) -> None:
                 shell.magics_manager.magics[kind].pop(name, None)
 
 
-__all__ = ["MCPMagics", "load", "unload", "bind_when_done"]
+__all__ = ["MCPMagics", "bind_when_done", "load", "unload"]

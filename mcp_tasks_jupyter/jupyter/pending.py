@@ -13,7 +13,8 @@ traceback), prefixed with what the magic was doing ("demo:slow_compute: ...").
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -75,4 +76,4 @@ def one_line(what: str, exc: BaseException) -> str:
     return f"{what}: {text}" if what else text
 
 
-__all__ = ["Pending", "settle", "one_line", "HELPER_NAME"]
+__all__ = ["HELPER_NAME", "Pending", "one_line", "settle"]

@@ -26,7 +26,8 @@ import collections
 import hashlib
 import json
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..protocol.tasks import TERMINAL
 from ..tasks import TaskHandle
@@ -245,4 +246,4 @@ def install(shell: Any) -> QuestionRouter | None:
     return router
 
 
-__all__ = ["QuestionRouter", "install", "ended_note", "params_digest", "request_key", "WITHDRAWN_NOTE"]
+__all__ = ["WITHDRAWN_NOTE", "QuestionRouter", "ended_note", "install", "params_digest", "request_key"]

@@ -18,8 +18,9 @@ import asyncio
 import atexit
 import logging
 import shlex
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, UsageError
@@ -29,6 +30,9 @@ from ..redact import register_all, safe_url, scrub
 from ..tasks import TaskHandle
 from .config import redact
 from .magic_args import NAME_RE
+
+if TYPE_CHECKING:
+    from .comm import TasksChannel
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +84,7 @@ class Runtime:
         #: Called with every handle the runtime starts tracking (the extension's channel listens).
         self.on_track: list[Callable[[TaskHandle], None]] = []
         #: The JupyterLab extension's channel, once served (``comm.install``).
-        self.tasks_channel: Any = None
+        self.tasks_channel: TasksChannel | None = None
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -405,4 +409,4 @@ def _close_runtime_at_exit() -> None:
         _runtime._close_at_exit()
 
 
-__all__ = ["Runtime", "Connection", "get_runtime", "EXIT_TIMEOUT_S"]
+__all__ = ["EXIT_TIMEOUT_S", "Connection", "Runtime", "get_runtime"]

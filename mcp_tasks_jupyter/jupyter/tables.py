@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..protocol.types import Tool
 
@@ -167,7 +168,8 @@ def argument_summary(schema: dict[str, Any]) -> str:
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict) or not props:
         return "-"
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    listed = schema.get("required")
+    required = listed if isinstance(listed, list) else []
     names = [n for n in props if n in required] + [n for n in props if n not in required]
     parts = []
     for name in names:
@@ -184,4 +186,4 @@ def argument_summary(schema: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["Table", "servers_table", "tools_table", "task_support", "argument_summary", "task_capabilities"]
+__all__ = ["Table", "argument_summary", "servers_table", "task_capabilities", "task_support", "tools_table"]

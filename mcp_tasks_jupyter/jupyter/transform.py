@@ -21,7 +21,8 @@ asyncio. A cell that does not parse is left for IPython to report.
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .pending import HELPER_NAME, settle
 
@@ -145,4 +146,4 @@ def uninstall(shell: Any) -> None:
     shell.user_ns_hidden.pop(HELPER_NAME, None)
 
 
-__all__ = ["AWAITING_MAGICS", "rewrite", "AwaitMagics", "install", "uninstall"]
+__all__ = ["AWAITING_MAGICS", "AwaitMagics", "install", "rewrite", "uninstall"]

@@ -70,7 +70,7 @@ def param_headers(input_schema: dict[str, Any]) -> ParamHeaders:
     found: list[tuple[tuple[str, ...], str]] = []
     _walk(input_schema, (), True, found)
     seen: set[str] = set()
-    for path, name in found:
+    for _path, name in found:
         if name.lower() in seen:
             raise ValueError(f"x-mcp-header {name!r} is declared twice (header names ignore case)")
         seen.add(name.lower())

@@ -10,11 +10,11 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from . import bounds
 
-RequestId = Union[int, str]
+RequestId = int | str
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -67,7 +67,7 @@ class ErrorResponse:
     data: Any = None
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 
 
 def _params(obj: dict[str, Any]) -> dict[str, Any]:

@@ -67,8 +67,9 @@ def tagged_task_id(params: dict[str, Any], key: str) -> str | None:
     meta = params.get("_meta")
     if isinstance(meta, dict):
         related = meta.get(key)
-        if isinstance(related, dict) and isinstance(related.get("taskId"), str):
-            return related["taskId"]
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        if isinstance(task_id, str):
+            return task_id
     return None
 
 

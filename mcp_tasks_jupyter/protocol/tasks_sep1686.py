@@ -42,7 +42,8 @@ def server_signals(capabilities: dict[str, Any]) -> bool:
     tasks = capabilities.get("tasks")
     if not isinstance(tasks, dict):
         return False
-    scope = tasks.get("requests") if isinstance(tasks.get("requests"), dict) else tasks
+    requests = tasks.get("requests")
+    scope = requests if isinstance(requests, dict) else tasks
     tools = scope.get("tools")
     return isinstance(tools, dict) and tools.get("call") is True
 

@@ -7,7 +7,7 @@ into a ``ValueError`` whose text says what was wrong.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, Union
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -113,8 +113,7 @@ class UnknownContent(WireModel):
     type: str
 
 
-ContentBlock = Union[TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink,
-                     UnknownContent]
+ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink | UnknownContent
 
 _CONTENT_TYPES: dict[str, type[WireModel]] = {
     "text": TextContent, "image": ImageContent, "audio": AudioContent,
@@ -171,7 +170,7 @@ class ListToolsResult(WireModel):
 # --- notifications and server requests --------------------------------------------------------
 
 class ProgressParams(WireModel):
-    progress_token: Union[str, int] = Field(alias="progressToken")
+    progress_token: str | int = Field(alias="progressToken")
     progress: float
     total: float | None = None
     message: str | None = None
@@ -184,7 +183,7 @@ class LoggingMessageParams(WireModel):
 
 
 class CancelledParams(WireModel):
-    request_id: Union[str, int, None] = Field(default=None, alias="requestId")
+    request_id: str | int | None = Field(default=None, alias="requestId")
     reason: str | None = None
 
 

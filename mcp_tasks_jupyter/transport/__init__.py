@@ -4,4 +4,4 @@ from .base import Transport, TransportEvents
 from .http import StreamableHTTPTransport
 from .stdio import StdioTransport
 
-__all__ = ["Transport", "TransportEvents", "StdioTransport", "StreamableHTTPTransport"]
+__all__ = ["StdioTransport", "StreamableHTTPTransport", "Transport", "TransportEvents"]

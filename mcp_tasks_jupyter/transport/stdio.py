@@ -8,7 +8,8 @@ import logging
 import os
 import shlex
 import shutil
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import ConnectionFailed, InvalidMessage, ServerExited
 from ..protocol import jsonrpc
@@ -115,7 +116,7 @@ class StdioTransport(Transport):
         assert self._proc
         try:
             code = await asyncio.wait_for(self._proc.wait(), SHUTDOWN_GRACE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             code = None
         # Let the stderr reader drain what the process wrote before dying.
         if self._readers:
@@ -157,7 +158,7 @@ class StdioTransport(Transport):
                 try:
                     await asyncio.wait_for(proc.wait(), SHUTDOWN_GRACE_S)
                     break
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
         current = asyncio.current_task()
         readers = [r for r in self._readers if r is not current]
@@ -189,7 +190,9 @@ class _StdoutLines(asyncio.subprocess.SubprocessStreamProtocol):
         self._partial_size = 0
         self._dropping = False  # inside an overlong line: skip up to its end
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if isinstance(data, str):  # never from a subprocess's pipes, but the base class allows it
+            data = data.encode()
         if fd != 1:
             super().pipe_data_received(fd, data)
             return
@@ -221,7 +224,7 @@ class _StdoutLines(asyncio.subprocess.SubprocessStreamProtocol):
         except Exception:  # a bug downstream must not close the pipe
             log.exception("handling a line from the server failed")
 
-    def pipe_connection_lost(self, fd: int, exc: BaseException | None) -> None:
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         super().pipe_connection_lost(fd, exc)
         if fd == 1:
             if self._partial and not self._dropping:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -85,7 +84,7 @@ def add_cell_and_run(page: Page, code: str) -> None:
     page.keyboard.press("Shift+Enter")
 
 
-def sidebar_row(page: Page, tool: str) -> "Locator":  # noqa: F821 - playwright's type
+def sidebar_row(page: Page, tool: str) -> Locator:  # noqa: F821 - playwright's type
     return page.locator(".mtj-sidebar .mtj-task-row").filter(
         has=page.locator(".mtj-task-tool", has_text=re.compile(f"^{tool}$")))
 

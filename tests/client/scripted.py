@@ -4,7 +4,8 @@ what real servers won't do on demand. Everything above the transport is the real
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from mcp_tasks_jupyter.client import Client, _client_capabilities
 from mcp_tasks_jupyter.dialects import STATEFUL, STATELESS, select_dialect

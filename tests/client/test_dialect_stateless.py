@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -268,7 +269,7 @@ async def test_the_poll_interval_the_server_asks_for_is_honoured_as_it_changes()
     client, _ = await _client(server)
     task = await client.start_task("job")
     await asyncio.wait_for(task, 5)
-    gaps = [b - a for a, b in zip(server.poll_times, server.poll_times[1:])]
+    gaps = [b - a for a, b in zip(server.poll_times, server.poll_times[1:], strict=False)]
     assert all(g >= 0.025 for g in gaps[:2]) and all(g >= 0.14 for g in gaps[3:]), gaps
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 import pytest
-
 
 from tests.support import conformance as _conformance
 from tests.support.paths import conformance_js, node22

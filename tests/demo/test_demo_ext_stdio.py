@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from demo_harness import (
@@ -49,7 +50,7 @@ async def test_discover_tools_and_task_life_cycle() -> None:
 
         # opted in: a task, answered at once with the flat CreateTaskResult
         created = await peer.result("tools/call", call("slow_compute", {"seconds": 0.3, "steps": 3}))
-        assert created["resultType"] == "task" and TASK_FIELDS <= set(created)
+        assert created["resultType"] == "task" and set(created) >= TASK_FIELDS
         assert not {"task", "ttl", "pollInterval", "result", "error", "inputRequests", "requestState"} & set(created)
         assert created["ttlMs"] == 600_000 and created["pollIntervalMs"] == 100
         task_id = created["taskId"]
@@ -90,7 +91,9 @@ async def test_discover_tools_and_task_life_cycle() -> None:
 
 async def test_input_requests_answered_with_tasks_update() -> None:
     async with StdioPeer.start("--conformance") as peer:
-        get = lambda p: peer.result("tasks/get", p)
+        def get(p: dict[str, Any]) -> Any:
+            return peer.result("tasks/get", p)
+
         created = await peer.result("tools/call", call("confirm_delete", {"filename": "a.txt"}))
         task = await poll_task(get, created["taskId"], until=("input_required",))
         schema = {"type": "object", "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},

@@ -49,7 +49,7 @@ class LockHolder:
         out, err = self.process.communicate(b"go\n", timeout=WAIT)
         assert self.process.returncode == 0 and out.strip() == b"released", err.decode()
 
-    def __enter__(self) -> "LockHolder":
+    def __enter__(self) -> LockHolder:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,

@@ -20,8 +20,9 @@ import itertools
 import json
 import socket
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 PROTOCOL = "2025-11-25"
 RELATED = "io.modelcontextprotocol/related-task"

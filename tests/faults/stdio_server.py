@@ -12,12 +12,13 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server import SILENT, Brain, Error, Raw  # noqa: E402
+from server import SILENT, Brain, Error, Raw
 
 
 def _write(line: str | bytes) -> None:

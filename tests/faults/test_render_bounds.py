@@ -114,11 +114,11 @@ def check_tree(node: dict[str, Any], value: Any) -> int:
     assert len(node["items"]) + node["more"] == len(value)
     seen = 1
     if node["t"] == "o":
-        for (label, child), (key, child_value) in zip(node["items"], value.items()):
+        for (label, child), (key, child_value) in zip(node["items"], value.items(), strict=False):
             assert label == key or (label.endswith("…") and key.startswith(label[:-1]))
             seen += check_tree(child, child_value)
     else:
-        for child, child_value in zip(node["items"], value):
+        for child, child_value in zip(node["items"], value, strict=False):
             seen += check_tree(child, child_value)
     return seen
 

@@ -17,16 +17,16 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from mcp_tasks_jupyter.client import Client  # noqa: E402
-from mcp_tasks_jupyter.dialects import Core2025Dialect  # noqa: E402
-from mcp_tasks_jupyter.errors import MCPError  # noqa: E402
-from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686  # noqa: E402
-from mcp_tasks_jupyter.protocol.tasks import SERVER_STATUSES, TaskState, parse_task  # noqa: E402
-from mcp_tasks_jupyter.session import Session  # noqa: E402
-from mcp_tasks_jupyter.transport.base import Transport  # noqa: E402
+from mcp_tasks_jupyter.client import Client
+from mcp_tasks_jupyter.dialects import Core2025Dialect
+from mcp_tasks_jupyter.errors import MCPError
+from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686
+from mcp_tasks_jupyter.protocol.tasks import SERVER_STATUSES, TaskState, parse_task
+from mcp_tasks_jupyter.session import Session
+
+from mcp_tasks_jupyter.transport.base import Transport
 
 FAST = settings(max_examples=300, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -79,8 +79,8 @@ def mutated(draw: st.DrawFn) -> bytes:
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(data)))
         kind = draw(st.sampled_from(["replace", "insert", "delete"]))
-        byte = draw(st.sampled_from([0x00, 0x22, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c, 0x3a, 0x5c, 0xff, 0xed, 0x80]
-                                    + list(b"0123456789eE-+.NaIfinity")))
+        byte = draw(st.sampled_from([0x00, 0x22, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c, 0x3a, 0x5c, 0xff, 0xed, 0x80,
+                                     *b"0123456789eE-+.NaIfinity"]))
         if kind == "insert" or at == len(data):
             data.insert(at, byte)
         elif kind == "replace":

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import pytest
 
-
 from tests.support import (
     everything_stdio_argv,
     mcp1_stdio_argv,

@@ -108,7 +108,7 @@ async def _cancelled(task: ServerTaskContext) -> bool:
     current = await TASKS.store.get_task(task.task_id)
     if current is None or current.status != types.TASK_STATUS_CANCELLED:
         return False
-    task._ctx._task = current  # noqa: SLF001 (no public way to refresh it without touching the task)
+    task._ctx._task = current
     return True
 
 

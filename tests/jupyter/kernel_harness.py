@@ -10,10 +10,10 @@ import os
 import queue
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from jupyter_client import KernelManager
 
@@ -61,7 +61,7 @@ class CellRun:
         """The ``error`` outputs (an exception with its traceback)."""
         return [c for t, c in self.messages if t == "error"]
 
-    def check(self) -> "CellRun":
+    def check(self) -> CellRun:
         """Raise with everything the cell printed unless it succeeded."""
         if self.status != "ok":
             tb = "\n".join("\n".join(e.get("traceback", [])) for e in self.errors)
@@ -70,7 +70,8 @@ class CellRun:
         return self
 
     def __str__(self) -> str:
-        return f"{self.code!r} -> {self.status}; stdout={self.stdout!r}; stderr={self.stderr!r}; result={self.result!r}"
+        return (f"{self.code!r} -> {self.status}; stdout={self.stdout!r}; stderr={self.stderr!r}; "
+                f"result={self.result!r}")
 
 
 class Kernel:
@@ -269,5 +270,16 @@ def kill_if_alive(pid: int) -> None:
 
 DEMO_COMMAND = "{sys.executable} -m mcp_tasks_jupyter.demo --poll-interval 100"
 
-__all__ = ["CellRun", "Kernel", "Notebook", "running_kernel", "kernel_env", "process_gone", "wait_gone", "kill_if_alive",
-           "DEMO_COMMAND", "CELL_TIMEOUT", "REPO_ROOT"]
+__all__ = [
+    "CELL_TIMEOUT",
+    "DEMO_COMMAND",
+    "REPO_ROOT",
+    "CellRun",
+    "Kernel",
+    "Notebook",
+    "kernel_env",
+    "kill_if_alive",
+    "process_gone",
+    "running_kernel",
+    "wait_gone",
+]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import nbformat
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 

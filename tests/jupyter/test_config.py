@@ -58,7 +58,7 @@ def test_mtj_config_may_name_a_file_and_must_exist(tmp_path: Path) -> None:
     path = write(tmp_path / "custom", {"x": {"command": "prog", "args": ["--flag"]}})
     renamed = path.rename(tmp_path / "custom" / "servers.json")
     assert load_server("x", environ={"MTJ_CONFIG": str(renamed)}, cwd=tmp_path).target == ["prog", "--flag"]
-    with pytest.raises(ConfigError, match="MTJ_CONFIG points to .*, which does not exist"):
+    with pytest.raises(ConfigError, match=r"MTJ_CONFIG points to .*, which does not exist"):
         load_server("x", environ={"MTJ_CONFIG": str(tmp_path / "missing.json")}, cwd=tmp_path)
 
 

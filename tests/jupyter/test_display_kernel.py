@@ -7,10 +7,11 @@ import asyncio
 import contextlib
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
-from typing import Any, Iterator
+from typing import Any
 
 import nbformat
 import pytest

@@ -8,10 +8,20 @@ import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 from IPython.utils.text import DollarFormatter
 
-from mcp_tasks_jupyter.jupyter.magic_args import (ArgumentError, ConnectArgs, TaskCall, parse_arguments,
-                                                  parse_cell_body, parse_connect_line, parse_server_name,
-                                                  parse_task_line, parse_task_ref, parse_tasks_line,
-                                                  parse_value, split_words)
+from mcp_tasks_jupyter.jupyter.magic_args import (
+    ArgumentError,
+    ConnectArgs,
+    TaskCall,
+    parse_arguments,
+    parse_cell_body,
+    parse_connect_line,
+    parse_server_name,
+    parse_task_line,
+    parse_task_ref,
+    parse_tasks_line,
+    parse_value,
+    split_words,
+)
 from mcp_tasks_jupyter.jupyter.transform import rewrite
 
 

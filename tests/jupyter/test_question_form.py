@@ -12,8 +12,9 @@ import contextlib
 import copy
 import json
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 

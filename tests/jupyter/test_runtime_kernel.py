@@ -13,8 +13,14 @@ import pytest
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.errors import UsageError
 from mcp_tasks_jupyter.jupyter.runtime import EXIT_TIMEOUT_S, Runtime
-from tests.jupyter.kernel_harness import (DEMO_COMMAND, Kernel, kill_if_alive, process_gone, running_kernel,
-                                         wait_gone)
+from tests.jupyter.kernel_harness import (
+    DEMO_COMMAND,
+    Kernel,
+    kill_if_alive,
+    process_gone,
+    running_kernel,
+    wait_gone,
+)
 from tests.support import demo_stdio_argv, eventually, start_demo_http
 from tests.support.paths import PYTHON
 from tests.support.peers import LISTENING_LINE, START_TIMEOUT

@@ -138,9 +138,9 @@ def test_ext_old_field_names_are_checked_under_their_own_names():
     assert state.ttl_ms == 1500 and state.poll_interval_ms == bounds.MIN_POLL_INTERVAL_MS
     with pytest.raises(ValueError, match="'ttlSeconds' must be a finite, non-negative number of seconds, got 'x'"):
         tasks_ext.parse_detailed({**TASK, "ttlSeconds": "x"})
-    with pytest.raises(ValueError, match="'ttlSeconds' must be at most 9007199254741 seconds .* got 1e\\+306"):
+    with pytest.raises(ValueError, match=r"'ttlSeconds' must be at most 9007199254741 seconds .* got 1e\+306"):
         tasks_ext.parse_detailed({**TASK, "ttlSeconds": 1e306})  # * 1000 would be an infinity
-    with pytest.raises(ValueError, match="'pollIntervalMilliseconds' must be .* got 'soon'"):
+    with pytest.raises(ValueError, match=r"'pollIntervalMilliseconds' must be .* got 'soon'"):
         tasks_ext.parse_detailed({**TASK, "pollIntervalMilliseconds": "soon"})
 
 

@@ -1,8 +1,15 @@
 import pytest
 
 from mcp_tasks_jupyter.protocol import jsonrpc
-from mcp_tasks_jupyter.protocol.jsonrpc import (ErrorResponse, MessageError, Notification, Request,
-                                                Response, decode, parse_message)
+from mcp_tasks_jupyter.protocol.jsonrpc import (
+    ErrorResponse,
+    MessageError,
+    Notification,
+    Request,
+    Response,
+    decode,
+    parse_message,
+)
 
 
 def test_id_zero_is_a_valid_request_and_response_id():

@@ -2,8 +2,17 @@ import pytest
 
 from mcp_tasks_jupyter.protocol import tasks_2025
 from mcp_tasks_jupyter.protocol.tasks import TaskState, parse_task
-from mcp_tasks_jupyter.protocol.types import (EmbeddedResource, ImageContent, InitializeResult, ResourceLink,
-                                              TextContent, Tool, UnknownContent, parse, parse_content)
+from mcp_tasks_jupyter.protocol.types import (
+    EmbeddedResource,
+    ImageContent,
+    InitializeResult,
+    ResourceLink,
+    TextContent,
+    Tool,
+    UnknownContent,
+    parse,
+    parse_content,
+)
 from mcp_tasks_jupyter.results import ToolResult
 
 

@@ -9,8 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .paths import (FASTMCP_SERVER, LOOPBACK_PRELOAD, MCP1_SERVER, PYTHON, everything_js, fastmcp_python,
-                    node22, node_env)
+from .paths import (
+    FASTMCP_SERVER,
+    LOOPBACK_PRELOAD,
+    MCP1_SERVER,
+    PYTHON,
+    everything_js,
+    fastmcp_python,
+    node22,
+    node_env,
+)
 from .processes import PeerStartError, free_port, python_env, spawn, wait_for_port, wait_for_stdout
 
 START_TIMEOUT = 30.0  # seconds; two busy cores can make a cold Node or Python start slow

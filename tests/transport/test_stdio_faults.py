@@ -7,11 +7,12 @@ import textwrap
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.transport import StdioTransport
+from mcp_tasks_jupyter.transport import StdioTransport, stdio
 
 pytestmark = pytest.mark.anyio
 
-# A minimal line-based server: answers initialize, then behaves as MODE says.
+# A minimal line-based server: answers initialize (server/discover with method-not-found, as a legacy
+# server does, so the client's probe does not wait), then behaves as MODE says.
 SCRIPT = textwrap.dedent('''
     import json, sys, time, signal
     mode = sys.argv[1]
@@ -19,7 +20,10 @@ SCRIPT = textwrap.dedent('''
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for line in sys.stdin:
         msg = json.loads(line)
-        if msg.get("method") == "initialize":
+        if msg.get("method") == "server/discover":
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                "code": -32601, "message": "Method not found"}}), flush=True)
+        elif msg.get("method") == "initialize":
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
                 "protocolVersion": "2025-11-25", "capabilities": {},
                 "serverInfo": {"name": "script-" + mode}}}), flush=True)
@@ -50,7 +54,7 @@ async def test_command_not_found_is_clear():
 
 async def test_process_exiting_before_initialize_shows_its_stderr():
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('missing API key FOO\\n'); sys.exit(2)"]
-    with pytest.raises(mtj.ServerExited, match="(?s)exited with code 2.*missing API key FOO") as info:
+    with pytest.raises(mtj.ServerExited, match=r"(?s)exited with code 2.*missing API key FOO") as info:
         await mtj.connect(cmd, timeout=10)
     assert info.value.returncode == 2
 
@@ -58,7 +62,7 @@ async def test_process_exiting_before_initialize_shows_its_stderr():
 async def test_process_dying_mid_request_fails_it_with_stderr():
     async with mtj.connect(argv("die")) as client:
         assert client.name.startswith("script-die at ")
-        with pytest.raises(mtj.ServerExited, match="(?s)script-die.*code 7.*database is on fire"):
+        with pytest.raises(mtj.ServerExited, match=r"(?s)script-die.*code 7.*database is on fire"):
             await asyncio.wait_for(client.list_tools(), 10)
         with pytest.raises(mtj.ServerExited):
             await client.list_tools(refresh=True)
@@ -75,7 +79,10 @@ async def test_env_reaches_the_server():
         import json, os, sys
         for line in sys.stdin:
             msg = json.loads(line)
-            if msg.get("method") == "initialize":
+            if msg.get("method") == "server/discover":
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                    "code": -32601, "message": "Method not found"}}), flush=True)
+            elif msg.get("method") == "initialize":
                 print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
                     "protocolVersion": "2025-06-18", "capabilities": {},
                     "serverInfo": {"name": os.environ["MTJ_NAME"]}}}), flush=True)
@@ -85,7 +92,8 @@ async def test_env_reaches_the_server():
         assert client.dialect.name == "none"
 
 
-async def test_close_terminates_then_kills_a_stubborn_server():
+async def test_close_terminates_then_kills_a_stubborn_server(monkeypatch):
+    monkeypatch.setattr(stdio, "SHUTDOWN_GRACE_S", 0.5)  # each step's wait; the server ignores them all
     transport = None
     async with mtj.connect(argv("stubborn")) as client:
         transport = client.transport
