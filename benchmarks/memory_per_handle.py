@@ -111,7 +111,7 @@ async def _rows(url: str, n: int) -> list[Row]:
             t.cancel()
         await asyncio.gather(*event_waiters, return_exceptions=True)
 
-        polled, with_poller = await _measure_async(lambda: _handles(client, n, "poll", poll=True), n)
+        _polled, with_poller = await _measure_async(lambda: _handles(client, n, "poll", poll=True), n)
         await _stop(client)
         client.tasks.clear()
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from . import elicitation
 from .errors import InvalidMessage
@@ -91,7 +92,7 @@ class Answerer:
         the same path as server requests. A key nothing here can answer is left out."""
         keys = list(requests)
         answers = await asyncio.gather(*(self._answer_input(key, requests[key], handle) for key in keys))
-        return {key: answer for key, answer in zip(keys, answers) if answer is not None}
+        return {key: answer for key, answer in zip(keys, answers, strict=True) if answer is not None}
 
     async def _answer_input(self, key: str, request: dict[str, Any], handle: TaskHandle | None) -> Any:
         method = request.get("method")

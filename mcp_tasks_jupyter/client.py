@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import Any
 
 from .answering import Answerer
 from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
@@ -309,7 +310,7 @@ class Client:
         await self.lifecycle.aclose()
         await self.session.close()
 
-    async def __aenter__(self) -> "Client":
+    async def __aenter__(self) -> Client:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

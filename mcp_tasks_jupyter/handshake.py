@@ -16,8 +16,15 @@ from __future__ import annotations
 
 import logging
 
-from .errors import (AuthenticationFailed, ConnectionFailed, HTTPStatusError, InvalidMessage, ProtocolError,
-                     RequestTimeout, UsageError)
+from .errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    HTTPStatusError,
+    InvalidMessage,
+    ProtocolError,
+    RequestTimeout,
+    UsageError,
+)
 from .protocol import jsonrpc, modern
 from .protocol.versions import ALL, LATEST, LATEST_MODERN, SUPPORTED, is_modern
 from .session import Session

@@ -56,9 +56,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from . import index_key
-from .status import FINISHED as FINISHED_STATUSES
 from .index_db import SCHEMA_VERSION, IndexDatabase, transaction
 from .index_writes import WriteQueue, read_timeout_ms
+from .status import FINISHED as FINISHED_STATUSES
 
 if TYPE_CHECKING:
     from .errors import TaskLost

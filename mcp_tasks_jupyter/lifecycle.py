@@ -23,10 +23,23 @@ import collections
 import itertools
 import logging
 import weakref
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
-from .errors import (AuthenticationFailed, ConnectionFailed, InvalidMessage, MCPError, ProtocolError,
-                     RequestTimeout, TaskCancelled, TaskError, TaskExpired, TaskFailed, TaskLost, TaskNotFound)
+from .errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    InvalidMessage,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+    TaskCancelled,
+    TaskError,
+    TaskExpired,
+    TaskFailed,
+    TaskLost,
+    TaskNotFound,
+)
 from .index import Recorder, ServerIdentity, TaskIndex, notebook_path
 from .protocol import modern
 from .protocol.tasks import INPUT_REQUIRED, TERMINAL, TaskState
@@ -66,7 +79,7 @@ def new_progress_token() -> str:
 class TaskLifecycle:
     """Every task of one connection: built from its session, its dialect and (optionally) a task index."""
 
-    def __init__(self, session: Session, dialect: "TaskDialect", *,
+    def __init__(self, session: Session, dialect: TaskDialect, *,
                  identity: Callable[[], ServerIdentity]) -> None:
         self.session = session
         self.dialect = dialect
@@ -543,7 +556,7 @@ def as_task_failure(exc: MCPError, handle: TaskHandle) -> TaskError:
                       status_message=handle.status_message, error=error)
 
 
-def _settle(future: "asyncio.Future[BaseException | None]", value: BaseException | None) -> None:
+def _settle(future: asyncio.Future[BaseException | None], value: BaseException | None) -> None:
     if not future.done():
         future.set_result(value)
 

@@ -27,7 +27,8 @@ import itertools
 import json
 import math
 import reprlib
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import MCPError, TaskError, TaskFailed
 from .protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
@@ -84,12 +85,12 @@ _short_repr.maxstring, _short_repr.maxother = 60, 60
 
 # -- plain text ------------------------------------------------------------------------------
 
-def task_text(handle: "TaskHandle") -> str:
+def task_text(handle: TaskHandle) -> str:
     """``<TaskHandle research on demo: completed>``: stable, one line (no id, no times)."""
     return f"<TaskHandle {_label(handle)}: {_plain(handle.status)}>"
 
 
-def result_text(result: "ToolResult") -> str:
+def result_text(result: ToolResult) -> str:
     """``ToolResult(text='…', structured={…}, is_error=False)``, text cut to 200 characters
     (``text='…'… (4,999,800 more characters)``).
 
@@ -111,7 +112,7 @@ def result_text(result: "ToolResult") -> str:
     return f"ToolResult({', '.join(parts)})"
 
 
-def summary_line(handle: "TaskHandle", *, timing: bool = True) -> str:
+def summary_line(handle: TaskHandle, *, timing: bool = True) -> str:
     """One line: ``research on demo: completed in 2.3 s — <first line of the result>``.
 
     With ``timing=False`` the duration is left out, so the line is stable for the same outcome.
@@ -124,7 +125,7 @@ def summary_line(handle: "TaskHandle", *, timing: bool = True) -> str:
     return f"{line} — {first}" if first else line
 
 
-def status_label(handle: "TaskHandle") -> str:
+def status_label(handle: TaskHandle) -> str:
     """The status, marked when a dialect reports a tool error as ``completed`` (ext does)."""
     if handle.status == "completed" and handle.done() and handle.exception() is None \
             and handle.result().is_error:
@@ -140,17 +141,17 @@ def status_label(handle: "TaskHandle") -> str:
 RECONNECTING = "reconnecting to the server…"
 
 
-def status_message(handle: "TaskHandle") -> str | None:
+def status_message(handle: TaskHandle) -> str | None:
     """The task's status message as shown: ``RECONNECTING`` while its server is being reconnected."""
     return RECONNECTING if handle.reconnecting else handle.status_message
 
 
-def running_line(handle: "TaskHandle") -> str:
+def running_line(handle: TaskHandle) -> str:
     """The static summary's text before the task ends: ``slow_compute on demo: running…``."""
     return f"{_label(handle)}: {RUNNING_LABEL}"
 
 
-def failure_message(handle: "TaskHandle") -> str | None:
+def failure_message(handle: TaskHandle) -> str | None:
     """The server's words for why a finished task did not produce a result (None if it did)."""
     exc = handle.exception()
     if exc is None:
@@ -182,7 +183,7 @@ def format_duration(seconds: float) -> str:
 
 # -- a JSON-able preview of a result (the HTML below and the widget both draw it) -------------
 
-def result_preview(result: "ToolResult", *, budget: int | None = None) -> dict[str, Any]:
+def result_preview(result: ToolResult, *, budget: int | None = None) -> dict[str, Any]:
     """A bounded, JSON-able description of ``result`` for display.
 
     ``{"is_error", "blocks": [...], "structured": None | {"kind": "table"|"tree", ...}}``; a block is
@@ -244,7 +245,7 @@ def tree_node(value: Any, depth: int = 0, *, budget: int | None = None) -> dict[
     return _tree(value, depth, room, None) or _cut_node(value)
 
 
-def _structured(value: Any, room: "_Room") -> dict[str, Any] | None:
+def _structured(value: Any, room: _Room) -> dict[str, Any] | None:
     if value is None:
         return None
     if _is_flat_table(value):
@@ -337,7 +338,7 @@ def _more_blocks_text(content: list[Any], shown: int) -> str:
     return f"… {n:,} more block{'s' if n != 1 else ''} not shown: {', '.join(kinds)}"
 
 
-def _table(rows: list[dict[str, Any]], room: "_Room") -> dict[str, Any]:
+def _table(rows: list[dict[str, Any]], room: _Room) -> dict[str, Any]:
     """A table of the first rows and columns that fit ``room`` (the columns of the first
     :data:`TABLE_ROWS` rows: no other row can be shown)."""
     names: dict[Any, None] = {}
@@ -363,7 +364,7 @@ def _table(rows: list[dict[str, Any]], room: "_Room") -> dict[str, Any]:
             "more_columns": len(names) - len(columns)}
 
 
-def _tree(value: Any, depth: int, room: "_Room", key: str | None) -> dict[str, Any] | None:
+def _tree(value: Any, depth: int, room: _Room, key: str | None) -> dict[str, Any] | None:
     """The node of ``value`` (labelled ``key``) that fits ``room``, None if not even its smallest form does."""
     if isinstance(value, (dict, list, tuple)):
         if depth >= TREE_DEPTH:
@@ -427,7 +428,7 @@ def status_badge_html(status: str) -> str:
             f'padding:1px 8px;font-size:12px;font-weight:600">{_esc(status)}</span>')
 
 
-def task_html(handle: "TaskHandle") -> str:
+def task_html(handle: TaskHandle) -> str:
     """A self-contained box: status badge, tool and server, duration, status message, progress
     (while running), and the result preview or the failure message (when done)."""
     done = handle.done()
@@ -461,13 +462,13 @@ def task_html(handle: "TaskHandle") -> str:
     return f'<div class="mtj-task" style="{_BOX}">{"".join(parts)}</div>'
 
 
-def running_html(handle: "TaskHandle") -> str:
+def running_html(handle: TaskHandle) -> str:
     """The static summary before the task ends."""
     return (f'<div class="mtj-task" style="{_BOX}"><span style="{_MUTED}">{RUNNING_LABEL}</span> '
             f"{_label_html(handle)}</div>")
 
 
-def summary_html(handle: "TaskHandle") -> str:
+def summary_html(handle: TaskHandle) -> str:
     """The static summary of a task as one box: badge, tool and server, duration, and the first line
     of the result (or the failure message, whole up to a limit). Compact: the live widget above it
     shows the full result."""
@@ -487,7 +488,7 @@ def summary_html(handle: "TaskHandle") -> str:
     return f'<div class="mtj-summary" style="{_BOX}">{"".join(parts)}</div>'
 
 
-def result_html(result: "ToolResult", *, boxed: bool = True, budget: int | None = None) -> str:
+def result_html(result: ToolResult, *, boxed: bool = True, budget: int | None = None) -> str:
     """The result preview as HTML: text preformatted, allowed images inline, resource links,
     structured content as a table (list of flat objects) or a collapsible tree. At most ``budget``
     bytes (default :data:`PREVIEW_BUDGET`), with notes on what was left out."""
@@ -529,7 +530,7 @@ def _block_html(block: dict[str, Any], colour: str) -> str:
     return f'<div style="{_MUTED}">{_esc(block["text"])}</div>'
 
 
-def pending_questions(handle: "TaskHandle") -> list[str]:
+def pending_questions(handle: TaskHandle) -> list[str]:
     """What each pending server request asks, as text (elicitation message or the method)."""
     questions = []
     for request in handle.pending_input.values():
@@ -549,16 +550,16 @@ def _without_task_label(exc: TaskError) -> str:
     return exc.detail.removeprefix(f"{label}: ")
 
 
-def _label(handle: "TaskHandle") -> str:
+def _label(handle: TaskHandle) -> str:
     return f"{_plain(handle.tool or '(unknown tool)')} on {_plain(handle.server)}"
 
 
-def _label_html(handle: "TaskHandle") -> str:
+def _label_html(handle: TaskHandle) -> str:
     return (f'<b class="mtj-tool">{_esc(handle.tool or "(unknown tool)")}</b> '
             f'<span style="{_MUTED}">on</span> <span class="mtj-server">{_esc(handle.server)}</span>')
 
 
-def _progress_html(handle: "TaskHandle") -> str:
+def _progress_html(handle: TaskHandle) -> str:
     progress = handle.progress
     assert progress is not None
     fraction = progress.fraction
@@ -677,7 +678,7 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
-def _headline(handle: "TaskHandle") -> str | None:
+def _headline(handle: TaskHandle) -> str | None:
     if not handle.done():
         return handle.status_message
     failure = failure_message(handle)

@@ -32,4 +32,4 @@ def in_words(status: str) -> str:
     return WORDS.get(status, status)
 
 
-__all__ = ["STATUSES", "FINISHED", "FAILURES", "WORDS", "EXPIRED", "LOST", "in_words"]
+__all__ = ["EXPIRED", "FAILURES", "FINISHED", "LOST", "STATUSES", "WORDS", "in_words"]

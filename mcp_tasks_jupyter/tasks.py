@@ -7,9 +7,10 @@ import asyncio
 import collections
 import logging
 import time
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Awaitable, Callable, Generator
+from typing import Any
 
 from .errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
 from .protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
@@ -43,7 +44,7 @@ class HandleControls:
 
     __slots__ = ("cancel", "reconnecting")
 
-    def __init__(self, cancel: Callable[["TaskHandle"], Awaitable[None]], reconnecting: Callable[[], bool]) -> None:
+    def __init__(self, cancel: Callable[[TaskHandle], Awaitable[None]], reconnecting: Callable[[], bool]) -> None:
         self.cancel = cancel
         self.reconnecting = reconnecting
 
@@ -82,7 +83,7 @@ class TaskHandle:
         self.answered: list[tuple[str, str, str]] = []
         self._future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self._future.add_done_callback(_consume)
-        self._callbacks: list[Callable[["TaskHandle"], None]] = []
+        self._callbacks: list[Callable[[TaskHandle], None]] = []
         #: The stored result of an identical earlier call (``start_task(..., cache=True)``): no server call.
         self.cached = False
         #: Picked up again from the task index (``client.resume()``).
@@ -119,7 +120,7 @@ class TaskHandle:
         """Seconds from start to finish (or to now, while it runs)."""
         return (self.finished or time.time()) - self.started
 
-    def on_change(self, callback: Callable[["TaskHandle"], None]) -> Callable[[], None]:
+    def on_change(self, callback: Callable[[TaskHandle], None]) -> Callable[[], None]:
         """Call ``callback(handle)`` on every change of state; returns a function that unsubscribes."""
         self._callbacks.append(callback)
         return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
@@ -241,4 +242,4 @@ def _consume(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-__all__ = ["TaskHandle", "HandleControls", "Progress", "TaskNotFound", "EXPIRED", "LOST"]
+__all__ = ["EXPIRED", "LOST", "HandleControls", "Progress", "TaskHandle", "TaskNotFound"]

@@ -56,7 +56,7 @@ class TaskView:
         return self.progress_message or ""
 
 
-def view_of(handle: "TaskHandle") -> TaskView:
+def view_of(handle: TaskHandle) -> TaskView:
     """The snapshot of ``handle`` now."""
     progress = handle.progress
     done = handle.done()
@@ -111,4 +111,4 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-__all__ = ["TaskView", "view_of", "record_view", "board_row", "epoch"]
+__all__ = ["TaskView", "board_row", "epoch", "record_view", "view_of"]

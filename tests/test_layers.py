@@ -44,14 +44,9 @@ PURE = frozenset({
 CODECS = frozenset({f"{PACKAGE}.protocol.tasks_2025", f"{PACKAGE}.protocol.tasks_ext",
                     f"{PACKAGE}.protocol.tasks_sep1686"})
 
-# Today's violations, to be emptied (issue 13: client.py and the jupyter runtime reach into the codecs
-# instead of asking the dialect). A pair may leave this list, never join it.
-CODEC_IMPORTS_ALLOWED = frozenset({
-    (f"{PACKAGE}.client", f"{PACKAGE}.protocol.tasks_2025"),
-    (f"{PACKAGE}.client", f"{PACKAGE}.protocol.tasks_ext"),
-    (f"{PACKAGE}.client", f"{PACKAGE}.protocol.tasks_sep1686"),
-    (f"{PACKAGE}.jupyter.runtime", f"{PACKAGE}.protocol.tasks_2025"),
-})
+# Violations allowed: none (the client and the jupyter runtime no longer reach into the codecs: the
+# dialects route what their servers send). A pair may never join this list.
+CODEC_IMPORTS_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 # Import cycles allowed for now (each a strongly connected set of modules); a cycle may shrink or go,
 # never grow, and no new one may appear. Empty: the one there was (the package's __init__ importing the

@@ -43,7 +43,7 @@ def _declares_2025_calls(caps: dict[str, Any]) -> bool:
     return isinstance(caps["tasks"]["requests"]["tools"]["call"], dict)
 
 
-def select_dialect(requested: str, session: "Session") -> TaskDialect:
+def select_dialect(requested: str, session: Session) -> TaskDialect:
     """Pick the dialect for a connected session (``auto``: what the server declared)."""
     check_dialect(requested)
     caps = session.server_capabilities
@@ -80,5 +80,15 @@ def select_dialect(requested: str, session: "Session") -> TaskDialect:
                                     "requests")
 
 
-__all__ = ["TaskDialect", "select_dialect", "check_dialect", "Core2025Dialect", "CallOnlyDialect",
-           "ExtDialect", "Sep1686Dialect", "DIALECTS", "STATEFUL", "STATELESS"]
+__all__ = [
+    "DIALECTS",
+    "STATEFUL",
+    "STATELESS",
+    "CallOnlyDialect",
+    "Core2025Dialect",
+    "ExtDialect",
+    "Sep1686Dialect",
+    "TaskDialect",
+    "check_dialect",
+    "select_dialect",
+]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import builtins
 import logging
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidMessage, ProtocolError, TaskExpired, TaskNotFound
 from ..protocol import tasks_2025, tasks_sep1686
@@ -30,26 +31,26 @@ log = logging.getLogger(__name__)
 class TaskEvents(Protocol):
     """What a dialect tells the lifecycle (implemented by ``lifecycle.TaskLifecycle``)."""
 
-    def handle_of(self, task_id: str) -> "TaskHandle | None": ...
+    def handle_of(self, task_id: str) -> TaskHandle | None: ...
 
     def pushed(self, task_id: str, state: TaskState) -> None: ...
 
-    def wake(self, handle: "TaskHandle") -> None: ...
+    def wake(self, handle: TaskHandle) -> None: ...
 
-    def log(self, handle: "TaskHandle | None", params: dict[str, Any]) -> None: ...
+    def log(self, handle: TaskHandle | None, params: dict[str, Any]) -> None: ...
 
-    async def task_asking(self, task_id: str) -> "TaskHandle": ...
+    async def task_asking(self, task_id: str) -> TaskHandle: ...
 
 
 class Answers(Protocol):
     """The answering path (implemented by ``answering.Answerer``)."""
 
-    async def elicit(self, params: dict[str, Any], handle: "TaskHandle | None", key: Any) -> dict[str, Any]: ...
+    async def elicit(self, params: dict[str, Any], handle: TaskHandle | None, key: Any) -> dict[str, Any]: ...
 
-    async def sample(self, params: dict[str, Any], handle: "TaskHandle | None") -> dict[str, Any]: ...
+    async def sample(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]: ...
 
     async def answer_inputs(self, requests: dict[str, dict[str, Any]],
-                            handle: "TaskHandle | None") -> dict[str, Any]: ...
+                            handle: TaskHandle | None) -> dict[str, Any]: ...
 
 
 class TaskDialect(ABC):
@@ -63,7 +64,7 @@ class TaskDialect(ABC):
     #: Why this dialect was chosen (shown by ``%mcp_servers``).
     reason: str = ""
 
-    def __init__(self, session: "Session", reason: str = "") -> None:
+    def __init__(self, session: Session, reason: str = "") -> None:
         self.session = session
         self.reason = reason
 
@@ -124,7 +125,7 @@ class TaskDialect(ABC):
         task_id = self.task_named(params)
         self.events.log(self.events.handle_of(task_id) if task_id else None, params)
 
-    async def _asking(self, params: dict[str, Any]) -> "TaskHandle | None":
+    async def _asking(self, params: dict[str, Any]) -> TaskHandle | None:
         """The task a server request belongs to (None: a question of the server's own); a request
         naming a task that ended or is unknown here is refused by ``task_asking``."""
         task_id = self.task_named(params)
@@ -140,7 +141,7 @@ class TaskDialect(ABC):
 
     @abstractmethod
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
+                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
         """Start the tool as a task; a server that answers at once gives a ToolResult instead.
 
         ``handle`` is the handle the task will have (questions asked before the task exists
@@ -150,10 +151,10 @@ class TaskDialect(ABC):
     async def get(self, task_id: str) -> TaskState: ...
 
     @abstractmethod
-    async def result(self, handle: "TaskHandle") -> ToolResult:
+    async def result(self, handle: TaskHandle) -> ToolResult:
         """The result of a terminal task; raise TaskFailed / TaskCancelled when there is none."""
 
-    async def serve_input(self, handle: "TaskHandle") -> None:
+    async def serve_input(self, handle: TaskHandle) -> None:
         """The task is ``input_required``: make sure its pending requests reach the client's handlers."""
 
     @abstractmethod
@@ -171,10 +172,10 @@ class TaskDialect(ABC):
         """A pushed task status (notification params) → TaskState (raises ValueError)."""
         return parse_task(params, "task status notification")
 
-    def release(self, handle: "TaskHandle") -> None:
+    def release(self, handle: TaskHandle) -> None:
         """The handle is finished: drop any per-task state the dialect kept."""
 
-    def creating(self, task_id: str) -> "TaskHandle | None":
+    def creating(self, task_id: str) -> TaskHandle | None:
         """The handle of a task whose id is known while it is still being created (a client-chosen
         id): a question can name it before the client has the creation's answer."""
         return None

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (InvalidMessage, ProtocolError, RequestTimeout, TaskCancelled, TaskFailed,
-                      UsageError)
+from ..errors import InvalidMessage, ProtocolError, RequestTimeout, TaskCancelled, TaskFailed, UsageError
 from ..protocol import tasks_2025 as wire
 from ..protocol.tasks import CANCELLED, FAILED, TaskState, parse_task
 from ..protocol.types import Tool
@@ -42,7 +41,7 @@ class Core2025Dialect(TaskDialect):
         return tool.task_support == "required"
 
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
+                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
         raw = await self.session.request(
             "tools/call", wire.call_params(tool.name, arguments, ttl_ms, progress_token))
         if "task" not in raw and "content" in raw:
@@ -63,7 +62,7 @@ class Core2025Dialect(TaskDialect):
         except ValueError as exc:
             raise InvalidMessage(str(exc), server=self.server, method="tasks/get", data=raw) from None
 
-    async def serve_input(self, handle: "TaskHandle") -> None:
+    async def serve_input(self, handle: TaskHandle) -> None:
         self._open_fetch(handle.task_id)  # type: ignore[arg-type]
 
     def _open_fetch(self, task_id: str) -> asyncio.Task[dict[str, Any]]:
@@ -76,7 +75,7 @@ class Core2025Dialect(TaskDialect):
             self._fetches[task_id] = fetch
         return fetch
 
-    async def result(self, handle: "TaskHandle") -> ToolResult:
+    async def result(self, handle: TaskHandle) -> ToolResult:
         task_id = handle.task_id
         assert task_id is not None
         if handle.status == CANCELLED:
@@ -126,7 +125,7 @@ class Core2025Dialect(TaskDialect):
     async def list(self) -> list[TaskState]:
         return await self.list_pages(wire.parse_list_result) if self.supports_list else []
 
-    def release(self, handle: "TaskHandle") -> None:
+    def release(self, handle: TaskHandle) -> None:
         fetch = self._fetches.pop(handle.task_id or "", None)
         if fetch is not None and not fetch.done():
             fetch.cancel()
@@ -144,13 +143,13 @@ class CallOnlyDialect(TaskDialect):
         return False
 
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
+                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
         raise UsageError("this server has no tasks", server=self.server)
 
     async def get(self, task_id: str) -> TaskState:
         raise UsageError("this server has no tasks", server=self.server)
 
-    async def result(self, handle: "TaskHandle") -> ToolResult:
+    async def result(self, handle: TaskHandle) -> ToolResult:
         raise UsageError("this server has no tasks", server=self.server)
 
     async def cancel(self, task_id: str) -> TaskState | None:

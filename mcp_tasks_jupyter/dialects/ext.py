@@ -17,11 +17,17 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError, ProtocolError,
-                      RequestTimeout, TaskCancelled, TaskFailed)
-from ..protocol import jsonrpc
-from ..protocol import modern
-from ..protocol import tasks_ext as wire
+from ..errors import (
+    ConnectionFailed,
+    HTTPStatusError,
+    InvalidMessage,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+    TaskCancelled,
+    TaskFailed,
+)
+from ..protocol import jsonrpc, modern, tasks_ext as wire
 from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, TaskState
 from ..protocol.types import Tool
 from ..results import ToolResult
@@ -97,7 +103,7 @@ class ExtDialect(TaskDialect):
     # -- creation ------------------------------------------------------------------------------
 
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
+                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
         # No ttl to ask for: the extension lets the server choose the retention.
         params: dict[str, Any] = {"name": tool.name, "arguments": arguments}
         if progress_token is not None:
@@ -161,7 +167,7 @@ class ExtDialect(TaskDialect):
 
     # -- questions -----------------------------------------------------------------------------
 
-    async def serve_input(self, handle: "TaskHandle") -> None:
+    async def serve_input(self, handle: TaskHandle) -> None:
         """Answer each pending request key once, in the background (a person may take a while;
         polling goes on). Questions the server stops asking are withdrawn as polls show it."""
         record = self._tasks.get(handle.task_id or "")
@@ -174,13 +180,13 @@ class ExtDialect(TaskDialect):
                 record.answering[key] = job
                 job.add_done_callback(functools.partial(self._settled, record, key))
 
-    def _settled(self, record: _Task, key: str, job: "asyncio.Task[None]") -> None:
+    def _settled(self, record: _Task, key: str, job: asyncio.Task[None]) -> None:
         if record.answering.get(key) is job:
             del record.answering[key]
         if not job.cancelled() and job.exception() is not None:
             log.error("%s: answering %s failed", self.server, key, exc_info=job.exception())
 
-    async def _answer(self, handle: "TaskHandle", record: _Task, key: str, request: dict[str, Any]) -> None:
+    async def _answer(self, handle: TaskHandle, record: _Task, key: str, request: dict[str, Any]) -> None:
         responses = await self.answers.answer_inputs({key: request}, handle)
         record.answered.add(key)  # settled: never asked again, whatever comes of it
         if key not in responses:
@@ -204,7 +210,7 @@ class ExtDialect(TaskDialect):
 
     # -- the end -------------------------------------------------------------------------------
 
-    async def result(self, handle: "TaskHandle") -> ToolResult:
+    async def result(self, handle: TaskHandle) -> ToolResult:
         task_id = handle.task_id
         assert task_id is not None
         record = self._tasks.get(task_id) or _Task()
@@ -239,7 +245,7 @@ class ExtDialect(TaskDialect):
                 raise
         return None
 
-    def release(self, handle: "TaskHandle") -> None:
+    def release(self, handle: TaskHandle) -> None:
         record = self._tasks.pop(handle.task_id or "", None)
         if record is None:
             return

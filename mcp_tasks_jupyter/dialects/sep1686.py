@@ -16,10 +16,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (InvalidMessage, ProtocolError, RequestTimeout, TaskCancelled, TaskFailed, TaskNotFound,
-                      UsageError)
-from ..protocol import jsonrpc
-from ..protocol import tasks_sep1686 as wire
+from ..errors import (
+    InvalidMessage,
+    ProtocolError,
+    RequestTimeout,
+    TaskCancelled,
+    TaskFailed,
+    TaskNotFound,
+    UsageError,
+)
+from ..protocol import jsonrpc, tasks_sep1686 as wire
 from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, SUBMITTED, TaskState
 from ..protocol.types import Tool
 from ..results import ToolResult
@@ -40,9 +46,9 @@ SPECULATIVE_POLL_MAX_S = 8.0
 class _Draft:
     """A task this client created: its original request (whose answer is the result) and creation."""
 
-    call: "asyncio.Task[dict[str, Any]]"
+    call: asyncio.Task[dict[str, Any]]
     created: asyncio.Event = field(default_factory=asyncio.Event)
-    handle: "TaskHandle | None" = None
+    handle: TaskHandle | None = None
 
 
 class Sep1686Dialect(TaskDialect):
@@ -70,7 +76,7 @@ class Sep1686Dialect(TaskDialect):
     # -- creation: the race --------------------------------------------------------------------
 
     async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: "TaskHandle | None" = None) -> TaskState | ToolResult:
+                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
         task_id = wire.new_task_id()
         call = asyncio.ensure_future(self.session.request(
             "tools/call", wire.call_params(tool.name, arguments, task_id, ttl_ms, progress_token), timeout=None))
@@ -120,7 +126,7 @@ class Sep1686Dialect(TaskDialect):
         finally:
             created.cancel()
 
-    def creating(self, task_id: str) -> "TaskHandle | None":
+    def creating(self, task_id: str) -> TaskHandle | None:
         draft = self._drafts.get(task_id)
         return draft.handle if draft is not None else None
 
@@ -129,7 +135,7 @@ class Sep1686Dialect(TaskDialect):
         if draft is not None:
             draft.created.set()
 
-    def _answered(self, task_id: str, call: "asyncio.Task[dict[str, Any]]") -> None:
+    def _answered(self, task_id: str, call: asyncio.Task[dict[str, Any]]) -> None:
         """The original request was answered: that is the result; wake the poller to take it."""
         draft = self._drafts.get(task_id)
         if draft is None or draft.handle is None or call.cancelled():
@@ -161,7 +167,7 @@ class Sep1686Dialect(TaskDialect):
     def on_push(self, params: dict[str, Any]) -> TaskState:
         return wire.parse_task_state(params, "task status notification")[0]
 
-    async def result(self, handle: "TaskHandle") -> ToolResult:
+    async def result(self, handle: TaskHandle) -> ToolResult:
         task_id = handle.task_id
         assert task_id is not None
         draft = self._drafts.get(task_id)
@@ -210,7 +216,7 @@ class Sep1686Dialect(TaskDialect):
         except ProtocolError as exc:
             raise self.task_error(exc, task_id) from None
 
-    def release(self, handle: "TaskHandle") -> None:
+    def release(self, handle: TaskHandle) -> None:
         draft = self._drafts.pop(handle.task_id or "", None)
         if draft is not None:
             # Never withdraw it here: that would cancel a task that may still run (the client

@@ -262,9 +262,9 @@ class Runtime:
                 return handle
         for name, client in self.clients.items():
             if server is None or name == server:
-                handle = client.handle_of(task)
-                if handle is not None:
-                    return self.track(handle)
+                live = client.handle_of(task)
+                if live is not None:
+                    return self.track(live)
         return None
 
     def track(self, handle: TaskHandle) -> TaskHandle:

@@ -24,14 +24,30 @@ from typing import Any
 
 import httpx
 
-from ..errors import (AuthenticationFailed, ConnectionFailed, HTTPStatusError, InvalidMessage, MCPError,
-                      ServerUnreachable, SessionExpired)
+from ..errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    HTTPStatusError,
+    InvalidMessage,
+    MCPError,
+    ServerUnreachable,
+    SessionExpired,
+)
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
 from ..redact import register_all, register_url, safe_url
 from .base import Transport, TransportEvents
-from .http_answers import (MAX_ERROR_BODY_BYTES, SSE, auth_failure, body_text, content_type, printable, quote,
-                           read_at_most, read_json)
+from .http_answers import (
+    MAX_ERROR_BODY_BYTES,
+    SSE,
+    auth_failure,
+    body_text,
+    content_type,
+    printable,
+    quote,
+    read_at_most,
+    read_json,
+)
 from .sse import StreamPosition, read_events
 
 log = logging.getLogger(__name__)

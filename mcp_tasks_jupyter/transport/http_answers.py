@@ -8,6 +8,8 @@ not even when a server echoes them back.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncGenerator
+from typing import cast
 
 import httpx
 
@@ -30,13 +32,14 @@ RECONNECT_HINT = ('%mcp_connect NAME --header "Authorization=Bearer ..." URL '
 
 
 def content_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return str(response.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
 
 
 async def read_at_most(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
     """Up to ``limit`` bytes of the body, and whether there was more (the rest is never read)."""
     body = bytearray()
-    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+    # httpx's byte iterator is an async generator: close it when we stop early.
+    async with contextlib.aclosing(cast(AsyncGenerator[bytes, None], response.aiter_bytes())) as chunks:
         async for chunk in chunks:
             body += chunk
             if len(body) > limit:

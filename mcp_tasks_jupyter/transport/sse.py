@@ -14,8 +14,8 @@ hold raw: Node's ``JSON.stringify`` writes U+2028 as is). What is ours:
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterable, AsyncIterator
 
 import httpx
 from httpx_sse import EventSource

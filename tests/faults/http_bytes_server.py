@@ -14,8 +14,9 @@ import asyncio
 import contextlib
 import json
 import socket
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, AsyncIterable, AsyncIterator, Callable
+from typing import Any
 
 PAUSE_S = 0.02
 

@@ -6,6 +6,7 @@ raw inside strings.
 """
 
 import asyncio
+import itertools
 import json
 
 import pytest
@@ -40,7 +41,7 @@ def split_at_tricky_places(raw: bytes) -> list[bytes]:
     cuts = {2, raw.index(b"retry: 50\r\n") + len(b"retry: 50\r"), raw.index("\u2028".encode()) + 1,
             raw.index("€".encode()) + 2, raw.rindex(b"\r\n\r\n") + 3}
     edges = [0, *sorted(cuts), len(raw)]
-    return [raw[a:b] for a, b in zip(edges, edges[1:])]
+    return [raw[a:b] for a, b in itertools.pairwise(edges)]
 
 
 def expected_result():

@@ -2,10 +2,10 @@
 decodes to the events a reference reading gives; any bytes at all give events or MCPErrors, and end."""
 
 import asyncio
+import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mcp_tasks_jupyter.errors import MCPError
 from mcp_tasks_jupyter.transport.sse import MAX_RETRY_MS, MIN_RETRY_MS, SSEEvent, StreamPosition, read_events
@@ -46,7 +46,7 @@ def lines_of(events, trailing):
 
 def encode(lines, endings, tail, bom):
     out, previous = [], ""
-    for line, ending in zip(lines, endings):
+    for line, ending in zip(lines, endings, strict=False):
         if previous == "\r" and line == "" and ending == "\n":
             ending = "\r\n"  # a CR then an LF would be one line end, not two
         out.append(line + ending)
@@ -66,7 +66,7 @@ def reference(events):
 
 def split(raw, cuts):
     edges = [0, *sorted({c % (len(raw) + 1) for c in cuts}), len(raw)]
-    return [raw[a:b] for a, b in zip(edges, edges[1:]) if b > a]
+    return [raw[a:b] for a, b in itertools.pairwise(edges) if b > a]
 
 
 async def _chunks(parts):

@@ -38,12 +38,11 @@ async def test_nonsense_answers_are_refused_with_the_reason():
 async def test_http_error_status(code):
     # (A 401/403 to the server/discover probe would fail the connect: tests/faults/test_auth_refused.py.)
     legacy = {"protocol_version": "2025-11-25"} if code in (401, 403) else {}
-    async with serve_faults() as (base, _):
-        async with mtj.connect(f"{base}/status?code={code}", **legacy) as client:
-            with pytest.raises(mtj.HTTPStatusError, match=f"HTTP {code}.*tasks/get: server says {code}") as info:
-                await client.session.request("tasks/get", {"taskId": "x"})
-            assert info.value.status_code == code and "fault-server" in str(info.value)
-            assert isinstance(info.value, mtj.AuthenticationFailed) == (code in (401, 403))
+    async with serve_faults() as (base, _), mtj.connect(f"{base}/status?code={code}", **legacy) as client:
+        with pytest.raises(mtj.HTTPStatusError, match=f"HTTP {code}.*tasks/get: server says {code}") as info:
+            await client.session.request("tasks/get", {"taskId": "x"})
+        assert info.value.status_code == code and "fault-server" in str(info.value)
+        assert isinstance(info.value, mtj.AuthenticationFailed) == (code in (401, 403))
 
 
 async def test_wrong_content_type():

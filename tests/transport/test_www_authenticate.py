@@ -1,8 +1,7 @@
 """The WWW-Authenticate parser: RFC 9110 challenges, and whatever else a server may send."""
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from mcp_tasks_jupyter.protocol.www_authenticate import bearer_challenge, parse_www_authenticate
 
@@ -48,7 +47,7 @@ def test_garbage_never_raises(header):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list('Bearer realm="x\\, =\t') + ["error", "scope", "\u00e9"])).map("".join)
+@given(st.lists(st.sampled_from([*'Bearer realm="x\\, =\t', "error", "scope", "\u00e9"])).map("".join)
        | st.text())
 def test_any_text_parses_without_raising(header):
     for challenge in parse_www_authenticate(header):

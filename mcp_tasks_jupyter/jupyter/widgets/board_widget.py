@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets as t
@@ -57,10 +58,10 @@ class BoardWidget(anywidget.AnyWidget):
     select_status = t.Unicode(None, allow_none=True).tag(sync=True)
     sent_at = t.Float(0.0).tag(sync=True)
 
-    def __init__(self, handles: Iterable["TaskHandle"] = (), *, server: str | None = None,
+    def __init__(self, handles: Iterable[TaskHandle] = (), *, server: str | None = None,
                  status: str | None = None, interval: float = BOARD_INTERVAL,
                  select_server: str | None = None, select_status: str | None = None) -> None:
-        self._handles: list["TaskHandle"] = []
+        self._handles: list[TaskHandle] = []
         self._rows: list[dict[str, Any]] = []
         #: Static rows (keys -1, -2, ...) and where each (server, task id) is among them.
         self._static: list[dict[str, Any]] = []
@@ -83,7 +84,7 @@ class BoardWidget(anywidget.AnyWidget):
     def flushes(self) -> int:
         return self._coalescer.flushes
 
-    def add(self, handle: "TaskHandle") -> None:
+    def add(self, handle: TaskHandle) -> None:
         """Follow one more task (shown on the next update)."""
         if any(h is handle for h in self._handles):
             return
@@ -160,7 +161,7 @@ class BoardWidget(anywidget.AnyWidget):
 
     # -- following the handles -------------------------------------------------------------------
 
-    def _track(self, handle: "TaskHandle") -> None:
+    def _track(self, handle: TaskHandle) -> None:
         key = len(self._handles)
         self._handles.append(handle)
         self._live_ids = None
@@ -168,7 +169,7 @@ class BoardWidget(anywidget.AnyWidget):
         if not handle.done():
             self._unsubscribe[key] = handle.on_change(functools.partial(self._on_change, key))
 
-    def _on_change(self, key: int, handle: "TaskHandle") -> None:
+    def _on_change(self, key: int, handle: TaskHandle) -> None:
         self._dirty.add(key)
         self._live_ids = None
         if handle.done():
@@ -209,7 +210,7 @@ class BoardWidget(anywidget.AnyWidget):
                 if not handle.done():
                     get_runtime().spawn(self._cancel(handle), name=f"cancel {handle.tool}")
 
-    async def _cancel(self, handle: "TaskHandle") -> None:
+    async def _cancel(self, handle: TaskHandle) -> None:
         try:
             await handle.cancel()
         except Exception as exc:

@@ -7,7 +7,7 @@ import collections
 import logging
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,8 @@ import asyncio
 import itertools
 import json
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import anywidget
@@ -152,7 +153,7 @@ class Question:
         self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.hosts: list[Any] = []
         self._attempts: dict[int, tuple[int, dict[str, list[str]]]] = {}
-        self._on_close: list[Callable[["Question"], None]] = []
+        self._on_close: list[Callable[[Question], None]] = []
 
     @property
     def open(self) -> bool:
@@ -164,7 +165,7 @@ class Question:
             self.hosts.append(host)
             host.show_question(self)
 
-    def on_close(self, callback: Callable[["Question"], None]) -> None:
+    def on_close(self, callback: Callable[[Question], None]) -> None:
         self._on_close.append(callback)
 
     def entry(self, host: Any) -> dict[str, Any]:

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
 
-_widgets: "weakref.WeakKeyDictionary[TaskHandle, list[Any]]" = weakref.WeakKeyDictionary()
+_widgets: weakref.WeakKeyDictionary[TaskHandle, list[Any]] = weakref.WeakKeyDictionary()
 
 
-def register(handle: "TaskHandle", widget: Any) -> None:
+def register(handle: TaskHandle, widget: Any) -> None:
     widgets = _widgets.setdefault(handle, [])
     if all(w is not widget for w in widgets):
         widgets.append(widget)
 
 
-def unregister(handle: "TaskHandle", widget: Any) -> None:
+def unregister(handle: TaskHandle, widget: Any) -> None:
     widgets = _widgets.get(handle)
     if widgets is None:
         return
@@ -31,11 +31,11 @@ def unregister(handle: "TaskHandle", widget: Any) -> None:
         _widgets.pop(handle, None)
 
 
-def live(handle: "TaskHandle") -> list[Any]:
+def live(handle: TaskHandle) -> list[Any]:
     """The open (not closed) task widgets of ``handle``, oldest first."""
     return [w for w in _widgets.get(handle, ()) if getattr(w, "comm", None) is not None]
 
 
-def displayed(handle: "TaskHandle") -> list[Any]:
+def displayed(handle: TaskHandle) -> list[Any]:
     """Those of :func:`live` that were displayed in an output (not merely made)."""
     return [w for w in live(handle) if getattr(w, "displayed", False)]

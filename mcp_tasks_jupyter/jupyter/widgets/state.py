@@ -25,7 +25,7 @@ ERROR_CHARS = 20_000
 class TaskState:
     """Builds the trait values of one task widget from its handle, caching what is costly."""
 
-    def __init__(self, handle: "TaskHandle") -> None:
+    def __init__(self, handle: TaskHandle) -> None:
         self.handle = handle
         self._log_key: tuple[int, int] | None = None
         self._log_lines: list[str] = []
@@ -84,7 +84,7 @@ class TaskState:
 
 
 
-def board_row(key: int, handle: "TaskHandle") -> dict[str, Any]:
+def board_row(key: int, handle: TaskHandle) -> dict[str, Any]:
     """One board row of a followed handle (``view.board_row``: named fields; ``live`` True)."""
     return view.board_row(key, view_of(handle))
 

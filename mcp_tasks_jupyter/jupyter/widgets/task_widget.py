@@ -66,7 +66,7 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
     #: The kernel's clock (epoch s) when this state was sent: the browser corrects its own by it.
     sent_at = t.Float(0.0).tag(sync=True)
 
-    def __init__(self, handle: "TaskHandle", *, interval: float = UPDATE_INTERVAL) -> None:
+    def __init__(self, handle: TaskHandle, *, interval: float = UPDATE_INTERVAL) -> None:
         self._handle = handle
         self._state = TaskState(handle)
         self._cancelling = False
@@ -83,7 +83,7 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
             registry.register(handle, self)
 
     @property
-    def handle(self) -> "TaskHandle":
+    def handle(self) -> TaskHandle:
         return self._handle
 
     @property
@@ -137,7 +137,7 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
 
     # -- following the handle --------------------------------------------------------------------
 
-    def _on_change(self, handle: "TaskHandle") -> None:
+    def _on_change(self, handle: TaskHandle) -> None:
         if handle.done():
             self._stop_following()
             self._coalescer.request(now=True)
@@ -178,7 +178,7 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
         self._coalescer.request(now=self._handle.done())
 
 
-def bind(handle: "TaskHandle", *, interval: float = UPDATE_INTERVAL) -> TaskWidget:
+def bind(handle: TaskHandle, *, interval: float = UPDATE_INTERVAL) -> TaskWidget:
     """A TaskWidget following ``handle`` until it ends: at most one comm message per ``interval``
     seconds however fast the handle changes, the final state at once, then it unsubscribes."""
     return TaskWidget(handle, interval=interval)
