@@ -28,7 +28,7 @@ MCP1_SERVER = Path(__file__).resolve().parent / "mcp1_http.py"
 
 @dataclass
 class Row:
-    name: str       # what is measured
+    name: str  # what is measured
     figure: float
     anchor_name: str
     anchor: float
@@ -58,8 +58,10 @@ def server(argv: list[str], start_timeout: float = 30.0) -> Iterator[str]:
             match = re.search(r"(http://\S+)", line)
             if match is None:
                 errors.seek(0)
-                raise RuntimeError(f"server {argv} did not announce a URL within {start_timeout} s: {line!r}\n"
-                                   + errors.read().decode(errors="replace")[-2000:])
+                raise RuntimeError(
+                    f"server {argv} did not announce a URL within {start_timeout} s: {line!r}\n"
+                    + errors.read().decode(errors="replace")[-2000:]
+                )
             yield match.group(1)
         finally:
             proc.terminate()
@@ -90,14 +92,27 @@ def fmt(value: float) -> str:
 
 def table(rows: list[Row]) -> str:
     head = ("figure", "value", "anchor", "value", "unit", "ratio", "target")
-    cells = [head] + [(r.name, fmt(r.figure), r.anchor_name, fmt(r.anchor), r.unit, fmt(r.ratio),
-                       "" if r.met is None else f"{r.target}: {'met' if r.met else 'MISSED'}")
-                      for r in rows]
+    cells = [head] + [
+        (
+            r.name,
+            fmt(r.figure),
+            r.anchor_name,
+            fmt(r.anchor),
+            r.unit,
+            fmt(r.ratio),
+            "" if r.met is None else f"{r.target}: {'met' if r.met else 'MISSED'}",
+        )
+        for r in rows
+    ]
     widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
     right = {1, 3, 5}
     lines = []
     for n, c in enumerate(cells):
-        lines.append(" | ".join(x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(c, widths, strict=True))).rstrip())
+        lines.append(
+            " | ".join(
+                x.rjust(w) if i in right else x.ljust(w) for i, (x, w) in enumerate(zip(c, widths, strict=True))
+            ).rstrip()
+        )
         if n == 0:
             lines.append("-+-".join("-" * w for w in widths))
     notes = [r.note for r in rows if r.note]

@@ -121,13 +121,15 @@ def running_kernel(**env: str) -> Iterator[BenchKernel]:
 
     with tempfile.TemporaryDirectory(prefix="mtj-bench-") as home:
         kernel_env = dict(os.environ)
-        kernel_env.update({
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            "JUPYTER_CONFIG_DIR": str(Path(home) / "jupyter-config"),
-            "IPYTHONDIR": str(Path(home) / "ipython"),
-            "MTJ_INDEX": str(Path(home) / "tasks.sqlite3"),
-            "PYTHONUNBUFFERED": "1",
-        })
+        kernel_env.update(
+            {
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+                "JUPYTER_CONFIG_DIR": str(Path(home) / "jupyter-config"),
+                "IPYTHONDIR": str(Path(home) / "ipython"),
+                "MTJ_INDEX": str(Path(home) / "tasks.sqlite3"),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         kernel_env.pop("MTJ_CONFIG", None)
         kernel_env.update(env)
         manager = KernelManager(kernel_name="python3")

@@ -74,6 +74,7 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     import os
+
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -92,8 +93,10 @@ def _comm_msgs(kernel: BenchKernel, since: int) -> int:
 
 
 def rows(tasks: int, widgets: int, cells: int) -> list[Row]:
-    with demo_server("--dialect", "2025-11-25", "--poll-interval", str(POLL_MS)) as url, \
-            running_kernel() as kernel:
+    with (
+        demo_server("--dialect", "2025-11-25", "--poll-interval", str(POLL_MS)) as url,
+        running_kernel() as kernel,
+    ):
         kernel.run(SETUP)
         kernel.latencies(min(20, cells))  # warm up
         cpu0, began = _cpu_seconds(kernel.pid), time.monotonic()
@@ -109,8 +112,10 @@ def rows(tasks: int, widgets: int, cells: int) -> list[Row]:
             raise RuntimeError("some tasks did not end after cancel")
 
         seconds = 600
-        kernel.run(START.format(n=widgets, seconds=seconds, steps=min(1000, seconds * WIDGET_STEPS_PER_S),
-                                show=widgets), timeout=600)
+        kernel.run(
+            START.format(n=widgets, seconds=seconds, steps=min(1000, seconds * WIDGET_STEPS_PER_S), show=widgets),
+            timeout=600,
+        )
         time.sleep(2 * POLL_MS / 1000)
         mark, began = len(kernel.iopub), time.monotonic()
         w_median, w_p99, w_cpu, w_polls = _measure(kernel, cells)
@@ -124,19 +129,53 @@ def rows(tasks: int, widgets: int, cells: int) -> list[Row]:
     ms = 1000
     idle_note = f"idle kernel: CPU {idle_cpu:.0%} of a core while timing cells"
     t_note = f"{tasks} tasks: kernel CPU {t_cpu:.0%} of a core, {t_polls:.0f} polls/s"
-    w_note = (f"{widgets} widgets: kernel CPU {w_cpu:.0%} of a core, {w_polls:.0f} polls/s, "
-              f"{msgs:.0f} widget comm messages/s")
+    w_note = (
+        f"{widgets} widgets: kernel CPU {w_cpu:.0%} of a core, {w_polls:.0f} polls/s, "
+        f"{msgs:.0f} widget comm messages/s"
+    )
     return [
-        Row(f"cell latency median, {tasks} tasks polled at 1 s", t_median * ms, "idle kernel, median",
-            idle_median * ms, "ms", note=idle_note),
-        Row(f"cell latency p99, {tasks} tasks polled at 1 s", t_p99 * ms, "idle kernel, p99", idle_p99 * ms, "ms",
-            f"<= {TARGET_RATIO}x", t_p99 <= TARGET_RATIO * idle_p99, note=t_note),
-        Row(f"tasks/get polls/s the kernel made, {tasks} tasks", t_polls, "polls/s asked (1 per task per s)",
-            tasks * 1000 / POLL_MS, "polls/s"),
-        Row(f"cell latency median, {widgets} live widgets", w_median * ms, "idle kernel, median",
-            idle_median * ms, "ms", note=w_note),
-        Row(f"cell latency p99, {widgets} live widgets", w_p99 * ms, "idle kernel, p99", idle_p99 * ms, "ms",
-            f"<= {TARGET_RATIO}x", w_p99 <= TARGET_RATIO * idle_p99),
+        Row(
+            f"cell latency median, {tasks} tasks polled at 1 s",
+            t_median * ms,
+            "idle kernel, median",
+            idle_median * ms,
+            "ms",
+            note=idle_note,
+        ),
+        Row(
+            f"cell latency p99, {tasks} tasks polled at 1 s",
+            t_p99 * ms,
+            "idle kernel, p99",
+            idle_p99 * ms,
+            "ms",
+            f"<= {TARGET_RATIO}x",
+            t_p99 <= TARGET_RATIO * idle_p99,
+            note=t_note,
+        ),
+        Row(
+            f"tasks/get polls/s the kernel made, {tasks} tasks",
+            t_polls,
+            "polls/s asked (1 per task per s)",
+            tasks * 1000 / POLL_MS,
+            "polls/s",
+        ),
+        Row(
+            f"cell latency median, {widgets} live widgets",
+            w_median * ms,
+            "idle kernel, median",
+            idle_median * ms,
+            "ms",
+            note=w_note,
+        ),
+        Row(
+            f"cell latency p99, {widgets} live widgets",
+            w_p99 * ms,
+            "idle kernel, p99",
+            idle_p99 * ms,
+            "ms",
+            f"<= {TARGET_RATIO}x",
+            w_p99 <= TARGET_RATIO * idle_p99,
+        ),
     ]
 
 
@@ -146,5 +185,11 @@ if __name__ == "__main__":
     p.add_argument("--widgets", type=int, default=None, help="live widgets (default 100; 10 with --tiny)")
     p.add_argument("--cells", type=int, default=None, help="timed cells per phase (default 300; 40 with --tiny)")
     args = p.parse_args()
-    emit(rows(args.tasks or (50 if args.tiny else 500), args.widgets or (10 if args.tiny else 100),
-              args.cells or (40 if args.tiny else 300)), args.json)
+    emit(
+        rows(
+            args.tasks or (50 if args.tiny else 500),
+            args.widgets or (10 if args.tiny else 100),
+            args.cells or (40 if args.tiny else 300),
+        ),
+        args.json,
+    )

@@ -35,8 +35,11 @@ async def serve() -> None:
         elif scope["type"] == "http":
             await PlainTextResponse("not found", status_code=404)(scope, receive, send)
 
-    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                       timeout_graceful_shutdown=2))
+    uv = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+        )
+    )
     async with manager.run(), anyio.create_task_group() as group:
         group.start_soon(uv.serve)
         while not uv.started:

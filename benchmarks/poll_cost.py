@@ -82,8 +82,12 @@ async def http_rows(polls: int) -> list[Row]:
     from mcp.client.streamable_http import streamablehttp_client
 
     with demo_server(*DIALECT) as url:
-        async with mtj.connect(url, dialect="2025-11-25") as client, httpx.AsyncClient() as bare, \
-                streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as session:
+        async with (
+            mtj.connect(url, dialect="2025-11-25") as client,
+            httpx.AsyncClient() as bare,
+            streamablehttp_client(url) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
             task = await client.start_task("slow_compute", {"seconds": 3600})
             body = jsonrpc.encode(jsonrpc.request(1, "tasks/get", {"taskId": task.task_id}))
             headers = dict(client.transport._post_headers)
@@ -96,21 +100,38 @@ async def http_rows(polls: int) -> list[Row]:
             await session.initialize()
             created = await session.experimental.call_tool_as_task("slow_compute", {"seconds": 3600})
             mcp1_id = created.task.taskId
-            cost = await _interleaved({
-                "ours": lambda: client.dialect.get(task.task_id),
-                "floor": floor,
-                "mcp1": lambda: session.experimental.get_task(mcp1_id),
-                "by_hand": by_hand.post,
-            }, polls)
+            cost = await _interleaved(
+                {
+                    "ours": lambda: client.dialect.get(task.task_id),
+                    "floor": floor,
+                    "mcp1": lambda: session.experimental.get_task(mcp1_id),
+                    "by_hand": by_hand.post,
+                },
+                polls,
+            )
             await by_hand.__aexit__()
             await session.experimental.cancel_task(mcp1_id)
             await task.cancel()
     name = f"our client CPU per tasks/get, HTTP (N={polls})"
     return [
-        Row(name, cost["ours"], "bare httpx POST, same bytes (floor)", cost["floor"], "µs/poll",
-            f"<= {FLOOR_RATIO}x", cost["ours"] <= FLOOR_RATIO * cost["floor"]),
-        Row(name, cost["ours"], "mcp 1.x ClientSession get_task", cost["mcp1"], "µs/poll",
-            f"<= {MCP1_RATIO}x", cost["ours"] <= MCP1_RATIO * cost["mcp1"]),
+        Row(
+            name,
+            cost["ours"],
+            "bare httpx POST, same bytes (floor)",
+            cost["floor"],
+            "µs/poll",
+            f"<= {FLOOR_RATIO}x",
+            cost["ours"] <= FLOOR_RATIO * cost["floor"],
+        ),
+        Row(
+            name,
+            cost["ours"],
+            "mcp 1.x ClientSession get_task",
+            cost["mcp1"],
+            "µs/poll",
+            f"<= {MCP1_RATIO}x",
+            cost["ours"] <= MCP1_RATIO * cost["mcp1"],
+        ),
         Row(name, cost["ours"], "hand-written HTTP/1.1 POST, asyncio stream", cost["by_hand"], "µs/poll"),
     ]
 
@@ -121,8 +142,14 @@ class _HandWritten:
     def __init__(self, url: str, headers: dict[str, str], body: bytes) -> None:
         parts = httpx.URL(url)
         self.host, self.port = parts.host, parts.port or 80
-        lines = [f"POST {parts.raw_path.decode()} HTTP/1.1", f"Host: {self.host}:{self.port}",
-                 *(f"{k}: {v}" for k, v in headers.items()), f"Content-Length: {len(body)}", "", ""]
+        lines = [
+            f"POST {parts.raw_path.decode()} HTTP/1.1",
+            f"Host: {self.host}:{self.port}",
+            *(f"{k}: {v}" for k, v in headers.items()),
+            f"Content-Length: {len(body)}",
+            "",
+            "",
+        ]
         self.request = "\r\n".join(lines).encode() + body
 
     async def __aenter__(self) -> _HandWritten:
@@ -161,13 +188,25 @@ class _BarePipe:
 
     async def __aenter__(self) -> _BarePipe:
         self.proc = await asyncio.create_subprocess_exec(
-            *server_command(*DIALECT), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            limit=1 << 24)
-        await self.ask(jsonrpc.request(0, "initialize", {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}))
+            *server_command(*DIALECT), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 24
+        )
+        await self.ask(
+            jsonrpc.request(
+                0,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "0"},
+                },
+            )
+        )
         self.proc.stdin.write(jsonrpc.encode(jsonrpc.notification("notifications/initialized", None)) + b"\n")
-        created = await self.ask(jsonrpc.request(1, "tools/call", {
-            "name": "slow_compute", "arguments": {"seconds": 3600}, "task": {"ttl": 600_000}}))
+        created = await self.ask(
+            jsonrpc.request(
+                1, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 3600}, "task": {"ttl": 600_000}}
+            )
+        )
         self.task_id = created["result"]["task"]["taskId"]
         return self
 
@@ -196,8 +235,12 @@ async def stdio_rows(polls: int) -> list[Row]:
 
     command = server_command(*DIALECT)
     params = StdioServerParameters(command=command[0], args=command[1:])
-    async with mtj.connect(command, dialect="2025-11-25") as client, _BarePipe() as pipe, \
-            stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        mtj.connect(command, dialect="2025-11-25") as client,
+        _BarePipe() as pipe,
+        stdio_client(params) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         created = await session.experimental.call_tool_as_task("slow_compute", {"seconds": 3600})
         mcp1_id = created.task.taskId
@@ -211,14 +254,29 @@ async def stdio_rows(polls: int) -> list[Row]:
             while json.loads(await stdout.readline()).get("id") != 10**9:
                 pass
 
-        cost = await _interleaved({"ours": lambda: client.dialect.get(task.task_id), "floor": floor,
-                                   "mcp1": lambda: session.experimental.get_task(mcp1_id)}, polls)
+        cost = await _interleaved(
+            {
+                "ours": lambda: client.dialect.get(task.task_id),
+                "floor": floor,
+                "mcp1": lambda: session.experimental.get_task(mcp1_id),
+            },
+            polls,
+        )
         await session.experimental.cancel_task(mcp1_id)
         await task.cancel()
     name = f"our client CPU per tasks/get, stdio (N={polls})"
-    return [Row(name, cost["ours"], "bare pipe write + readline (floor)", cost["floor"], "µs/poll",
-                f"<= {FLOOR_RATIO}x", cost["ours"] <= FLOOR_RATIO * cost["floor"]),
-            Row(name, cost["ours"], "mcp 1.x ClientSession get_task, stdio", cost["mcp1"], "µs/poll")]
+    return [
+        Row(
+            name,
+            cost["ours"],
+            "bare pipe write + readline (floor)",
+            cost["floor"],
+            "µs/poll",
+            f"<= {FLOOR_RATIO}x",
+            cost["ours"] <= FLOOR_RATIO * cost["floor"],
+        ),
+        Row(name, cost["ours"], "mcp 1.x ClientSession get_task, stdio", cost["mcp1"], "µs/poll"),
+    ]
 
 
 async def rows(http_polls: int, stdio_polls: int) -> list[Row]:
@@ -227,8 +285,12 @@ async def rows(http_polls: int, stdio_polls: int) -> list[Row]:
 
 if __name__ == "__main__":
     p = parser(__doc__)
-    p.add_argument("--polls", type=int, default=None,
-                   help="N over HTTP (default 500; 50 with --tiny); stdio polls 10x as many")
+    p.add_argument(
+        "--polls",
+        type=int,
+        default=None,
+        help="N over HTTP (default 500; 50 with --tiny); stdio polls 10x as many",
+    )
     args = p.parse_args()
     n = args.polls or (50 if args.tiny else 500)
     emit(asyncio.run(rows(n, 10 * n)), args.json)

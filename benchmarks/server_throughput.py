@@ -36,6 +36,7 @@ async def _rate(url: str, headers: dict[str, str], task_id: str, workers: int, s
     ids = itertools.count(1000)
     limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
     async with httpx.AsyncClient(limits=limits, timeout=30) as bare:
+
         async def once() -> None:
             # a fresh request id each time: the mcp 1.x server routes answers by id within a session
             body = jsonrpc.encode(jsonrpc.request(next(ids), "tasks/get", {"taskId": task_id}))
@@ -78,8 +79,13 @@ async def rows(seconds: float) -> list[Row]:
         ref_seq, ref_conc = await _server_rates(url, "long_job", {"seconds": 3600, "steps": 1}, seconds)
     return [
         Row("demo server tasks/get, sequential", demo_seq, "mcp 1.x server, sequential", ref_seq, "req/s"),
-        Row(f"demo server tasks/get, {CONCURRENCY} concurrent", demo_conc,
-            f"mcp 1.x server, {CONCURRENCY} concurrent", ref_conc, "req/s"),
+        Row(
+            f"demo server tasks/get, {CONCURRENCY} concurrent",
+            demo_conc,
+            f"mcp 1.x server, {CONCURRENCY} concurrent",
+            ref_conc,
+            "req/s",
+        ),
     ]
 
 

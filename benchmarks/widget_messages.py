@@ -61,16 +61,29 @@ def rows(seconds: float) -> list[Row]:
         time.sleep(0.2)
         kernel.drain_iopub()
         messages = kernel.iopub[mark:]
-        opened = [m for m in messages if m["msg_type"] == "comm_open"
-                  and m["content"].get("data", {}).get("state", {}).get("tool") == "slow_compute"]
+        opened = [
+            m
+            for m in messages
+            if m["msg_type"] == "comm_open"
+            and m["content"].get("data", {}).get("state", {}).get("tool") == "slow_compute"
+        ]
         if status != "completed" or len(opened) != 1:
             raise RuntimeError(f"task {status}, {len(opened)} task widgets opened")
         comm_id = opened[0]["content"]["comm_id"]
         sent = sum(1 for m in messages if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id)
     per_s = sent / span
-    return [Row(f"widget messages/s, {seconds:g} s task, {CHANGES_PER_S} steps/s", per_s,
-                "changes the handle saw/s", changes / span, "msg/s", f"<= {TARGET_PER_S:g}/s",
-                per_s <= TARGET_PER_S, note=f"widget: {sent} comm messages over the task's {span:.2f} s")]
+    return [
+        Row(
+            f"widget messages/s, {seconds:g} s task, {CHANGES_PER_S} steps/s",
+            per_s,
+            "changes the handle saw/s",
+            changes / span,
+            "msg/s",
+            f"<= {TARGET_PER_S:g}/s",
+            per_s <= TARGET_PER_S,
+            note=f"widget: {sent} comm messages over the task's {span:.2f} s",
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """mcp-tasks-jupyter: long-running MCP tasks from notebooks.
 
-    import mcp_tasks_jupyter as mtj
-    client = await mtj.connect("http://127.0.0.1:8000/mcp")     # or a command for stdio
-    task = await client.start_task("research", {"topic": "tides"})
-    result = await task
+import mcp_tasks_jupyter as mtj
+client = await mtj.connect("http://127.0.0.1:8000/mcp")     # or a command for stdio
+task = await client.start_task("research", {"topic": "tides"})
+result = await task
 """
 
 __version__ = "0.1.0"
@@ -41,16 +41,36 @@ if TYPE_CHECKING:
     from .tasks import Progress, TaskHandle
 
 _ERRORS = (
-    "AuthenticationFailed", "ConnectionFailed", "HTTPStatusError", "InvalidMessage", "MCPError", "ProtocolError", "RequestTimeout",
-    "ServerExited", "ServerUnreachable", "SessionExpired", "TaskCancelled", "TaskError", "TaskExpired",
-    "TaskFailed", "TaskLost", "TaskNotFound", "ToolNotFound", "UsageError",
+    "AuthenticationFailed",
+    "ConnectionFailed",
+    "HTTPStatusError",
+    "InvalidMessage",
+    "MCPError",
+    "ProtocolError",
+    "RequestTimeout",
+    "ServerExited",
+    "ServerUnreachable",
+    "SessionExpired",
+    "TaskCancelled",
+    "TaskError",
+    "TaskExpired",
+    "TaskFailed",
+    "TaskLost",
+    "TaskNotFound",
+    "ToolNotFound",
+    "UsageError",
 )
 #: Where each public name lives; it is imported on first use, so that ``python -m mcp_tasks_jupyter.demo``
 #: (which needs none of them) starts without loading the client, pydantic and httpx.
 _LAZY = {
     **dict.fromkeys(_ERRORS, ".errors"),
-    "Client": ".client", "connect": ".client", "TaskState": ".protocol.tasks", "Tool": ".protocol.types",
-    "ToolResult": ".results", "Progress": ".tasks", "TaskHandle": ".tasks",
+    "Client": ".client",
+    "connect": ".client",
+    "TaskState": ".protocol.tasks",
+    "Tool": ".protocol.types",
+    "ToolResult": ".results",
+    "Progress": ".tasks",
+    "TaskHandle": ".tasks",
 }
 
 

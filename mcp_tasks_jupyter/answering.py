@@ -32,8 +32,9 @@ SAMPLING_QUESTION = "the server asked for a model (sampling)"
 class Answerer:
     """The one answering path of a connection."""
 
-    def __init__(self, session: Session, *, elicitation_handler: Handler | None,
-                 sampling_handler: Handler | None) -> None:
+    def __init__(
+        self, session: Session, *, elicitation_handler: Handler | None, sampling_handler: Handler | None
+    ) -> None:
         self.session = session
         self.elicitation_handler = elicitation_handler
         self.sampling_handler = sampling_handler
@@ -48,8 +49,9 @@ class Answerer:
     async def elicit(self, params: dict[str, Any], handle: TaskHandle | None, key: Any) -> dict[str, Any]:
         """Answer an ``elicitation/create``. ``key`` names the question while it waits
         (``handle.pending_input``): the server request's id, or the input request's key."""
-        parsed = self.session.validate(ElicitRequestParams, params, "elicitation/create params",
-                                       "elicitation/create")
+        parsed = self.session.validate(
+            ElicitRequestParams, params, "elicitation/create params", "elicitation/create"
+        )
         if handle is not None and handle.done():
             raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.status))
         params = tag_question(params, handle.task_id if handle is not None else None)
@@ -57,8 +59,13 @@ class Answerer:
             content = elicitation.answer_from(parsed.requested_schema, handle.answers)
             if content is not None:
                 return _answered(handle, parsed.message, "answers", {"action": "accept", "content": content})
-        handler, source = ((self.elicitation_handler, "handler") if self.elicitation_handler
-                           else (self.ask_user, "person") if self.ask_user else (None, "no handler"))
+        handler, source = (
+            (self.elicitation_handler, "handler")
+            if self.elicitation_handler
+            else (self.ask_user, "person")
+            if self.ask_user
+            else (None, "no handler")
+        )
         if handler is None:
             return _answered(handle, parsed.message, source, {"action": "decline"})
         if handle is not None:
@@ -69,14 +76,18 @@ class Answerer:
             if handle is not None:
                 handle.question_closed(key)
         if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
-            raise HandlerError(-32603, "the elicitation handler returned no valid answer "
-                                       "(need {'action': 'accept'|'decline'|'cancel', ...})")
+            raise HandlerError(
+                -32603,
+                "the elicitation handler returned no valid answer "
+                "(need {'action': 'accept'|'decline'|'cancel', ...})",
+            )
         return _answered(handle, parsed.message, source, answer)
 
     async def sample(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]:
         """Answer a ``sampling/createMessage`` through the sampling handler (refused without one)."""
-        self.session.validate(CreateMessageRequestParams, params, "sampling/createMessage params",
-                              "sampling/createMessage")
+        self.session.validate(
+            CreateMessageRequestParams, params, "sampling/createMessage params", "sampling/createMessage"
+        )
         if handle is not None and handle.done():
             raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.status))
         params = tag_question(params, handle.task_id if handle is not None else None)
@@ -87,7 +98,9 @@ class Answerer:
         _answered(handle, SAMPLING_QUESTION, "handler", {"action": "accept"})
         return answer
 
-    async def answer_inputs(self, requests: dict[str, dict[str, Any]], handle: TaskHandle | None) -> dict[str, Any]:
+    async def answer_inputs(
+        self, requests: dict[str, dict[str, Any]], handle: TaskHandle | None
+    ) -> dict[str, Any]:
         """Answer input requests (a multi round-trip request's, or an ext task's), key by key, through
         the same path as server requests. A key nothing here can answer is left out."""
         keys = list(requests)

@@ -34,8 +34,9 @@ class Background:
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
-            log.warning("%s: background task %s failed: %s: %s", self.owner, task.get_name(),
-                        type(exc).__name__, exc)
+            log.warning(
+                "%s: background task %s failed: %s: %s", self.owner, task.get_name(), type(exc).__name__, exc
+            )
 
     def __len__(self) -> int:
         return len(self._tasks)

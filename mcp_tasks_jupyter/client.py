@@ -35,8 +35,14 @@ DEFAULT_CALL_TIMEOUT_S = 600.0
 class Client:
     """A connection to one MCP server. Make one with ``await mtj.connect(...)``."""
 
-    def __init__(self, session: Session, dialect: TaskDialect, *,
-                 elicitation_handler: Handler | None, sampling_handler: Handler | None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        dialect: TaskDialect,
+        *,
+        elicitation_handler: Handler | None,
+        sampling_handler: Handler | None,
+    ) -> None:
         self.session = session
         self.dialect = dialect
         self.server_info = session.server_info or Implementation(name=session.name)
@@ -48,8 +54,9 @@ class Client:
         #: The URL or command as shown (never header or env values): the server's identity in the index.
         self.target: str = session.transport.label
         #: Who answers the server's questions; what happens to each task.
-        self.answerer = Answerer(session, elicitation_handler=elicitation_handler,
-                                 sampling_handler=sampling_handler)
+        self.answerer = Answerer(
+            session, elicitation_handler=elicitation_handler, sampling_handler=sampling_handler
+        )
         self.lifecycle = TaskLifecycle(session, dialect, identity=lambda: self.identity)
         session.answer_inputs = self.answerer.answer_inputs
         session.on_lost.append(lambda _exc: self.lifecycle.connection_lost())
@@ -123,19 +130,29 @@ class Client:
 
     def describe(self) -> dict[str, Any]:
         """What this connection is: transport, protocol, dialect (and why), task capabilities."""
-        info: dict[str, Any] = scrub_data({**self.transport.describe(), "server": self.server_info.name,
-                           "version": self.server_info.version, "protocol": self.protocol_version,
-                           "stateless": self.session.modern, "dialect": self.dialect.name,
-                           "dialect_reason": self.dialect.reason, "tasks": self.capabilities.get("tasks"),
-                           "open_tasks": len(self.tasks), "reconnecting": self.session.reconnecting,
-                           "sessions_started": self.session.generation + 1})
+        info: dict[str, Any] = scrub_data(
+            {
+                **self.transport.describe(),
+                "server": self.server_info.name,
+                "version": self.server_info.version,
+                "protocol": self.protocol_version,
+                "stateless": self.session.modern,
+                "dialect": self.dialect.name,
+                "dialect_reason": self.dialect.reason,
+                "tasks": self.capabilities.get("tasks"),
+                "open_tasks": len(self.tasks),
+                "reconnecting": self.session.reconnecting,
+                "sessions_started": self.session.generation + 1,
+            }
+        )
         return info
 
     @property
     def identity(self) -> ServerIdentity:
         """Which server this is, for the task index (what may be shown: no header or env values)."""
-        return ServerIdentity(self.name, self.target, self.transport.kind, self.protocol_version,
-                              self.dialect.name)
+        return ServerIdentity(
+            self.name, self.target, self.transport.kind, self.protocol_version, self.dialect.name
+        )
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -153,8 +170,11 @@ class Client:
             seen: set[str] = set()
             for page_number in range(MAX_LIST_PAGES + 1):
                 if page_number == MAX_LIST_PAGES:
-                    log.warning("%s: tools/list still had more after %d pages; listing stopped there",
-                                self.name, MAX_LIST_PAGES)
+                    log.warning(
+                        "%s: tools/list still had more after %d pages; listing stopped there",
+                        self.name,
+                        MAX_LIST_PAGES,
+                    )
                     break
                 raw = await self.session.request("tools/list", {"cursor": cursor} if cursor else {})
                 page = self.session.validate(ListToolsResult, raw, "tools/list result", "tools/list")
@@ -191,14 +211,23 @@ class Client:
     def _check_arguments(self, tool: Tool, arguments: dict[str, Any]) -> None:
         missing = [a for a in tool.required_arguments if a not in arguments]
         if missing:
-            raise UsageError(f"tool {tool.name!r} needs argument(s) {', '.join(missing)} "
-                             f"(given: {', '.join(arguments) or 'none'})", server=self.name)
+            raise UsageError(
+                f"tool {tool.name!r} needs argument(s) {', '.join(missing)} "
+                f"(given: {', '.join(arguments) or 'none'})",
+                server=self.name,
+            )
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    async def start_task(self, tool: str, arguments: dict[str, Any] | None = None, *,
-                         ttl: int | None = None, answers: dict[str, Any] | None = None,
-                         cache: bool = False) -> TaskHandle:
+    async def start_task(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        answers: dict[str, Any] | None = None,
+        cache: bool = False,
+    ) -> TaskHandle:
         """Start ``tool`` as a task and return its handle as soon as the server has accepted it.
 
         ``ttl`` is the retention asked for, in milliseconds (the server may change it). A tool that
@@ -213,8 +242,9 @@ class Client:
         """
         self._check_open()
         if arguments is not None and not isinstance(arguments, dict):
-            raise UsageError(f"arguments for {tool!r} must be a mapping, not {type(arguments).__name__}",
-                             server=self.name)
+            raise UsageError(
+                f"arguments for {tool!r} must be a mapping, not {type(arguments).__name__}", server=self.name
+            )
         args = dict(arguments or {})
         if cache:
             hit = self.lifecycle.cached(tool, args, self.target)
@@ -251,8 +281,19 @@ class Client:
         """The server's tasks (all pages) where it offers ``tasks/list``; else this client's own."""
         if self.dialect.supports_list:
             return await self.dialect.list()
-        return [TaskState(h.task_id, h.status, h.status_message, h.created_at, h.last_updated_at,
-                          h.ttl_ms, h.poll_interval_ms) for h in self.tasks.values() if h.task_id]
+        return [
+            TaskState(
+                h.task_id,
+                h.status,
+                h.status_message,
+                h.created_at,
+                h.last_updated_at,
+                h.ttl_ms,
+                h.poll_interval_ms,
+            )
+            for h in self.tasks.values()
+            if h.task_id
+        ]
 
     async def delete_task(self, task_id: str) -> None:
         """Ask the server to forget a task and its result (``tasks/delete``, SEP-1686 servers only)."""
@@ -261,8 +302,9 @@ class Client:
             raise UsageError(f"the {self.dialect.name} task dialect cannot delete tasks", server=self.name)
         await self.dialect.delete(task_id)
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any] | None = None, *,
-                        timeout: float | None = DEFAULT_CALL_TIMEOUT_S) -> ToolResult:
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = DEFAULT_CALL_TIMEOUT_S
+    ) -> ToolResult:
         """Call a tool and wait for its result; runs as a task when the tool requires one, or
         when the server answers with a task (ext): that task is then polled to its end.
 
@@ -281,14 +323,16 @@ class Client:
 
     # -- questions (one answering path: see answering.py) ----------------------------------------
 
-    async def answer_elicitation(self, params: dict[str, Any], handle: TaskHandle | None,
-                                 key: Any) -> dict[str, Any]:
+    async def answer_elicitation(
+        self, params: dict[str, Any], handle: TaskHandle | None, key: Any
+    ) -> dict[str, Any]:
         """Who answers a question, in order: the connect() handler, the task's ``answers`` when they
         fit the schema, a person through ``ask_user`` (the notebook's form), else a decline."""
         return await self.answerer.elicit(params, handle, key)
 
-    async def answer_inputs(self, requests: dict[str, dict[str, Any]],
-                            handle: TaskHandle | None) -> dict[str, Any]:
+    async def answer_inputs(
+        self, requests: dict[str, dict[str, Any]], handle: TaskHandle | None
+    ) -> dict[str, Any]:
         """Answer input requests (a multi round-trip request's, or an ext task's), key by key."""
         return await self.answerer.answer_inputs(requests, handle)
 
@@ -317,8 +361,9 @@ class Client:
         await self.aclose()
 
 
-def _transport_for(target: str | Sequence[str], headers: dict[str, str] | None,
-                   env: dict[str, str] | None) -> Transport:
+def _transport_for(
+    target: str | Sequence[str], headers: dict[str, str] | None, env: dict[str, str] | None
+) -> Transport:
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         if env:
             raise UsageError("env= applies to stdio servers; this target is a URL")
@@ -326,8 +371,9 @@ def _transport_for(target: str | Sequence[str], headers: dict[str, str] | None,
     if headers:
         raise UsageError("headers= apply to HTTP servers; this target is a command")
     if not isinstance(target, (str, list, tuple)):
-        raise UsageError(f"target must be a URL, a command string or a list of argv strings, "
-                         f"not {type(target).__name__}")
+        raise UsageError(
+            f"target must be a URL, a command string or a list of argv strings, not {type(target).__name__}"
+        )
     return StdioTransport(target, env=env)
 
 
@@ -340,40 +386,47 @@ def _client_capabilities(sampling: bool) -> dict[str, Any]:
     return caps
 
 
-async def open_client(target: str | Sequence[str], *, headers: dict[str, str] | None = None,
-                      env: dict[str, str] | None = None, dialect: str = "auto",
-                      elicitation_handler: Handler | None = None,
-                      sampling_handler: Handler | None = None, name: str | None = None,
-                      timeout: float = 30.0, protocol_version: str | None = None,
-                      index: TaskIndex | str | os.PathLike[str] | None = None,
-                      reconnect_for: float = RECONNECT_FOR_S) -> Client:
+async def open_client(
+    target: str | Sequence[str],
+    *,
+    headers: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    dialect: str = "auto",
+    elicitation_handler: Handler | None = None,
+    sampling_handler: Handler | None = None,
+    name: str | None = None,
+    timeout: float = 30.0,
+    protocol_version: str | None = None,
+    index: TaskIndex | str | os.PathLike[str] | None = None,
+    reconnect_for: float = RECONNECT_FOR_S,
+) -> Client:
     check_dialect(dialect)
     check_version(protocol_version)
     transport = _transport_for(target, headers, env)
     if not reconnect_for >= 0:
         raise UsageError(f"reconnect_for must be a number of seconds >= 0, not {reconnect_for!r}")
-    session = Session(transport, name=name,
-                      capabilities=_client_capabilities(sampling_handler is not None))
+    session = Session(transport, name=name, capabilities=_client_capabilities(sampling_handler is not None))
     session.reconnect_for = float(reconnect_for)
     # A dialect that lives on one wire decides it; otherwise the handshake finds out.
     stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
     try:
         await session.start()
         async with asyncio.timeout(timeout):
-            await handshake(session, protocol_version, stateless=stateless,
-                            probe_timeout=min(PROBE_TIMEOUT_S, timeout))
+            await handshake(
+                session, protocol_version, stateless=stateless, probe_timeout=min(PROBE_TIMEOUT_S, timeout)
+            )
         if name is None and session.server_info is not None:
             session.name = scrub(f"{session.server_info.name} at {transport.label}")
         chosen = select_dialect(dialect, session)
     except TimeoutError:
         await session.close()
-        raise ConnectionFailed(f"no answer to the handshake (server/discover or initialize) within {timeout} s",
-                               server=session.name) from None
+        raise ConnectionFailed(
+            f"no answer to the handshake (server/discover or initialize) within {timeout} s", server=session.name
+        ) from None
     except BaseException:
         await session.close()
         raise
-    client = Client(session, chosen, elicitation_handler=elicitation_handler,
-                    sampling_handler=sampling_handler)
+    client = Client(session, chosen, elicitation_handler=elicitation_handler, sampling_handler=sampling_handler)
     if index is not None:
         client.index = index if isinstance(index, TaskIndex) else TaskIndex(index)
     return client
@@ -399,13 +452,20 @@ class Connecting:
             await self._client.aclose()
 
 
-def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = None,
-            env: dict[str, str] | None = None, dialect: str = "auto",
-            elicitation_handler: Handler | None = None, sampling_handler: Handler | None = None,
-            name: str | None = None, timeout: float = 30.0,
-            protocol_version: str | None = None,
-            index: TaskIndex | str | os.PathLike[str] | None = None,
-            reconnect_for: float = RECONNECT_FOR_S) -> Connecting:
+def connect(
+    target: str | Sequence[str],
+    *,
+    headers: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    dialect: str = "auto",
+    elicitation_handler: Handler | None = None,
+    sampling_handler: Handler | None = None,
+    name: str | None = None,
+    timeout: float = 30.0,
+    protocol_version: str | None = None,
+    index: TaskIndex | str | os.PathLike[str] | None = None,
+    reconnect_for: float = RECONNECT_FOR_S,
+) -> Connecting:
     """Connect to an MCP server.
 
     ``target``: an ``http(s)://`` URL (Streamable HTTP), or a command string / argv list (stdio).
@@ -423,7 +483,16 @@ def connect(target: str | Sequence[str], *, headers: dict[str, str] | None = Non
     ``reconnect_for``: how long (seconds) an HTTP server that went away is reconnected, with backoff,
     before its unfinished tasks end ``lost``; a server that ended the session (HTTP 404) gets a new one.
     """
-    return Connecting(target, headers=headers, env=env, dialect=dialect,
-                      elicitation_handler=elicitation_handler, sampling_handler=sampling_handler,
-                      name=name, timeout=timeout, protocol_version=protocol_version, index=index,
-                      reconnect_for=reconnect_for)
+    return Connecting(
+        target,
+        headers=headers,
+        env=env,
+        dialect=dialect,
+        elicitation_handler=elicitation_handler,
+        sampling_handler=sampling_handler,
+        name=name,
+        timeout=timeout,
+        protocol_version=protocol_version,
+        index=index,
+        reconnect_for=reconnect_for,
+    )

@@ -74,8 +74,11 @@ def field_errors(name: str, prop: dict[str, Any], value: Any) -> list[str]:
     if kind == "boolean":
         return [] if isinstance(value, bool) else [f"{name}: must be true or false"]
     if kind in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                (kind == "integer" and not float(value).is_integer()):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (kind == "integer" and not float(value).is_integer())
+        ):
             return [f"{name}: must be {'an integer' if kind == 'integer' else 'a number'}"]
         if isinstance(prop.get("minimum"), (int, float)) and value < prop["minimum"]:
             errors.append(f"{name}: must be at least {prop['minimum']}")

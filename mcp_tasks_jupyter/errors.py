@@ -49,8 +49,9 @@ class ConnectionFailed(MCPError):
 class ServerExited(ConnectionFailed):
     """A stdio server process ended; ``returncode`` and ``stderr`` (its last lines) are kept."""
 
-    def __init__(self, message: str, *, server: str | None = None,
-                 returncode: int | None = None, stderr: str = "") -> None:
+    def __init__(
+        self, message: str, *, server: str | None = None, returncode: int | None = None, stderr: str = ""
+    ) -> None:
         self.returncode = returncode
         self.stderr = stderr = scrub(stderr)
         if stderr:
@@ -66,8 +67,7 @@ class ServerUnreachable(ConnectionFailed):
 class HTTPStatusError(ConnectionFailed):
     """The server answered an HTTP request with an error status."""
 
-    def __init__(self, message: str, *, server: str | None = None,
-                 status_code: int = 0, body: str = "") -> None:
+    def __init__(self, message: str, *, server: str | None = None, status_code: int = 0, body: str = "") -> None:
         self.status_code = status_code
         self.body = scrub(body)
         super().__init__(message, server=server)
@@ -83,9 +83,17 @@ class AuthenticationFailed(HTTPStatusError):
     ``realm``, ``scope``, ``error`` and ``resource_metadata`` (where OAuth metadata lives).
     """
 
-    def __init__(self, message: str, *, server: str | None = None, status_code: int = 401, body: str = "",
-                 www_authenticate: str = "", challenges: list[Challenge] | None = None,
-                 header_names: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str | None = None,
+        status_code: int = 401,
+        body: str = "",
+        www_authenticate: str = "",
+        challenges: list[Challenge] | None = None,
+        header_names: tuple[str, ...] = (),
+    ) -> None:
         self.www_authenticate = www_authenticate
         self.challenges = list(challenges or [])
         self.challenge = bearer_challenge(self.challenges)
@@ -100,8 +108,15 @@ class SessionExpired(ConnectionFailed):
 class ProtocolError(MCPError):
     """The server answered with a JSON-RPC error."""
 
-    def __init__(self, message: str, *, server: str | None = None, code: int = -32603,
-                 data: Any = None, method: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str | None = None,
+        code: int = -32603,
+        data: Any = None,
+        method: str | None = None,
+    ) -> None:
         self.code = code
         self.message = message = scrub(message)
         self.data = scrub_data(data)
@@ -121,8 +136,9 @@ class ProtocolError(MCPError):
 class InvalidMessage(ProtocolError):
     """The server sent something that is not valid JSON-RPC or not a valid MCP message."""
 
-    def __init__(self, message: str, *, server: str | None = None, method: str | None = None,
-                 data: Any = None) -> None:
+    def __init__(
+        self, message: str, *, server: str | None = None, method: str | None = None, data: Any = None
+    ) -> None:
         self.code = -32700 if data is None else -32600
         self.message = message = scrub(message)
         self.data = scrub_data(data)
@@ -146,8 +162,9 @@ class ToolNotFound(UsageError):
 class TaskError(MCPError):
     """An error about one task; ``task_id`` and ``tool`` say which."""
 
-    def __init__(self, message: str, *, server: str | None = None,
-                 task_id: str | None = None, tool: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, server: str | None = None, task_id: str | None = None, tool: str | None = None
+    ) -> None:
         self.task_id = task_id
         self.tool = tool
         label = f"task {task_id}" if task_id else "task"
@@ -162,9 +179,16 @@ class TaskFailed(TaskError):
     ``status_message`` is the server's own words; ``error`` the JSON-RPC error object, when one was sent.
     """
 
-    def __init__(self, message: str, *, server: str | None = None, task_id: str | None = None,
-                 tool: str | None = None, status_message: str | None = None,
-                 error: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str | None = None,
+        task_id: str | None = None,
+        tool: str | None = None,
+        status_message: str | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None:
         self.status_message = scrub_optional(status_message)
         self.error = scrub_data(error)
         super().__init__(message, server=server, task_id=task_id, tool=tool)

@@ -40,8 +40,13 @@ def check_version(protocol_version: str | None) -> None:
         raise UsageError(f"unknown protocol version {protocol_version!r}; this client speaks {', '.join(ALL)}")
 
 
-async def handshake(session: Session, protocol_version: str | None, *, stateless: bool | None,
-                    probe_timeout: float = PROBE_TIMEOUT_S) -> str:
+async def handshake(
+    session: Session,
+    protocol_version: str | None,
+    *,
+    stateless: bool | None,
+    probe_timeout: float = PROBE_TIMEOUT_S,
+) -> str:
     """Connect ``session`` on the right wire; return why that wire (for ``describe()``).
 
     ``stateless``: True/False when the chosen dialect needs one wire; None when either will do.
@@ -63,8 +68,11 @@ async def handshake(session: Session, protocol_version: str | None, *, stateless
     if legacy_version is None:
         return "server/discover answered"
     if stateless:
-        raise ConnectionFailed("the server does not speak the stateless 2026-07-28 protocol (server/discover "
-                               "failed), which this dialect needs", server=session.name)
+        raise ConnectionFailed(
+            "the server does not speak the stateless 2026-07-28 protocol (server/discover "
+            "failed), which this dialect needs",
+            server=session.name,
+        )
     await session.initialize(legacy_version)
     return "server/discover failed: a legacy server, so initialize"
 

@@ -73,8 +73,10 @@ SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credent
 FINISHED = tuple(sorted(FINISHED_STATUSES))
 #: Columns an update leaves as they are when given None.
 _KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result")
-_COLUMNS = ("id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
-            "status_message, result")
+_COLUMNS = (
+    "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
+    "status_message, result"
+)
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,10 @@ def default_index() -> TaskIndex | None:
 def redact_arguments(value: Any) -> Any:
     """``value`` with the values of secret-looking keys (token, key, password, ...) replaced, at any depth."""
     if isinstance(value, dict):
-        return {k: REDACTED if isinstance(k, str) and SECRET_KEY.search(k) else redact_arguments(v)
-                for k, v in value.items()}
+        return {
+            k: REDACTED if isinstance(k, str) and SECRET_KEY.search(k) else redact_arguments(v)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [redact_arguments(v) for v in value]
     return value
@@ -192,8 +196,24 @@ class TaskIndex:
 
     def _query(self, db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
         rows = db.execute(f"SELECT {_COLUMNS} FROM tasks {sql}", params).fetchall()
-        return [TaskRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10],
-                           r[11], json.loads(r[12]) if r[12] else None) for r in rows]
+        return [
+            TaskRecord(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                json.loads(r[4]),
+                r[5],
+                r[6],
+                r[7],
+                r[8],
+                r[9],
+                r[10],
+                r[11],
+                json.loads(r[12]) if r[12] else None,
+            )
+            for r in rows
+        ]
 
     def _rows(self, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
         self._writes.flush_unless_due()
@@ -205,10 +225,20 @@ class TaskIndex:
 
     # -- recording -----------------------------------------------------------------------------
 
-    def add(self, server: ServerIdentity, tool: str, arguments: dict[str, Any] | None, *,
-            task_id: str | None = None, status: str = "working", status_message: str | None = None,
-            created_at: str | None = None, ttl_ms: int | None = None,
-            notebook: str | None = None, out_var: str | None = None) -> int | None:
+    def add(
+        self,
+        server: ServerIdentity,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        *,
+        task_id: str | None = None,
+        status: str = "working",
+        status_message: str | None = None,
+        created_at: str | None = None,
+        ttl_ms: int | None = None,
+        notebook: str | None = None,
+        out_var: str | None = None,
+    ) -> int | None:
         """Record a new task; its row id (also while the insert waits for a busy database), or None when
         it cannot be recorded (logged)."""
         try:
@@ -219,23 +249,54 @@ class TaskIndex:
         # A random id is final at once, whenever the insert happens; the time keeps the records' order.
         row = 1 + secrets.randbelow(2**63 - 1)
         now = self._last_recorded = max(time.time(), self._last_recorded + 1e-6)
-        values = {"server_name": server.name, "target": server.target, "transport": server.transport,
-                  "protocol": server.protocol, "dialect": server.dialect, "tool": tool,
-                  "arguments": canonical_json(redact_arguments(arguments or {})), "args_key": key,
-                  "task_id": task_id, "notebook": notebook, "out_var": out_var, "created_at": created_at,
-                  "ttl_ms": ttl_ms, "status": status, "status_message": status_message, "result": None,
-                  "recorded_at": now, "updated_at": now}
+        values = {
+            "server_name": server.name,
+            "target": server.target,
+            "transport": server.transport,
+            "protocol": server.protocol,
+            "dialect": server.dialect,
+            "tool": tool,
+            "arguments": canonical_json(redact_arguments(arguments or {})),
+            "args_key": key,
+            "task_id": task_id,
+            "notebook": notebook,
+            "out_var": out_var,
+            "created_at": created_at,
+            "ttl_ms": ttl_ms,
+            "status": status,
+            "status_message": status_message,
+            "result": None,
+            "recorded_at": now,
+            "updated_at": now,
+        }
         return row if self._writes.submit(row, insert=values) else None
 
-    def update(self, row: int, *, task_id: str | None, status: str, status_message: str | None,
-               created_at: str | None = None, ttl_ms: int | None = None,
-               result: dict[str, Any] | None = None) -> None:
+    def update(
+        self,
+        row: int,
+        *,
+        task_id: str | None,
+        status: str,
+        status_message: str | None,
+        created_at: str | None = None,
+        ttl_ms: int | None = None,
+        result: dict[str, Any] | None = None,
+    ) -> None:
         """The task's latest state (and its raw result once fetched); None leaves the id, times and
         result as they are. Never waits long on a running loop (see the module docstring)."""
-        self._writes.submit(row, sets={
-            "task_id": task_id, "status": status, "status_message": status_message, "created_at": created_at,
-            "ttl_ms": ttl_ms, "result": canonical_json(result) if result is not None else None,
-            "updated_at": time.time()}, keep=_KEPT_WHEN_NONE)
+        self._writes.submit(
+            row,
+            sets={
+                "task_id": task_id,
+                "status": status,
+                "status_message": status_message,
+                "created_at": created_at,
+                "ttl_ms": ttl_ms,
+                "result": canonical_json(result) if result is not None else None,
+                "updated_at": time.time(),
+            },
+            keep=_KEPT_WHEN_NONE,
+        )
 
     def set_out(self, row: int, var: str | None) -> None:
         """The variable (``-o VAR``) that receives the task's result."""
@@ -261,8 +322,10 @@ class TaskIndex:
         """The records of ``target`` started from ``notebook`` (None: from no known notebook) that
         have not ended, oldest first."""
         marks = ",".join("?" * len(FINISHED))
-        return self._rows(f"WHERE target = ? AND notebook IS ? AND status NOT IN ({marks}) "
-                          f"ORDER BY recorded_at, id", (target, notebook, *FINISHED))
+        return self._rows(
+            f"WHERE target = ? AND notebook IS ? AND status NOT IN ({marks}) ORDER BY recorded_at, id",
+            (target, notebook, *FINISHED),
+        )
 
     def cached(self, target: str, tool: str, arguments: dict[str, Any] | None) -> TaskRecord | None:
         """The newest completed record of the same call (server, tool, arguments) with a result."""
@@ -271,9 +334,11 @@ class TaskIndex:
         except (OSError, ValueError) as exc:
             log.warning("the task index %s cannot look up the cache without its key file: %s", self.path, exc)
             return None
-        rows = self._rows("WHERE target = ? AND tool = ? AND args_key = ? AND status = 'completed' "
-                          "AND result IS NOT NULL ORDER BY recorded_at DESC, id DESC LIMIT 1",
-                          (target, tool, key))
+        rows = self._rows(
+            "WHERE target = ? AND tool = ? AND args_key = ? AND status = 'completed' "
+            "AND result IS NOT NULL ORDER BY recorded_at DESC, id DESC LIMIT 1",
+            (target, tool, key),
+        )
         return rows[0] if rows else None
 
     def clear(self, target: str | None = None) -> list[TaskRecord]:
@@ -334,8 +399,15 @@ class Recorder:
                 status, message = ended_status(handle, error)
         else:
             self._server_status = status
-        self.index.update(self.row, task_id=handle.task_id, status=status, status_message=message,
-                          created_at=handle.created_at, ttl_ms=handle.ttl_ms, result=result)
+        self.index.update(
+            self.row,
+            task_id=handle.task_id,
+            status=status,
+            status_message=message,
+            created_at=handle.created_at,
+            ttl_ms=handle.ttl_ms,
+            result=result,
+        )
 
 
 def _connection_lost(error: BaseException) -> TypeGuard[TaskLost]:

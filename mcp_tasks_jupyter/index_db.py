@@ -97,6 +97,7 @@ def set_journal(db: sqlite3.Connection, wanted: str) -> str:
     memory). A switch that meets a busy database keeps the file's present mode (the mode belongs to the
     file, so every process uses the same one): a later connection tries again.
     """
+
     def current() -> str:
         return str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
 
@@ -104,8 +105,9 @@ def set_journal(db: sqlite3.Connection, wanted: str) -> str:
         answer = str(db.execute(f"PRAGMA journal_mode = {'WAL' if wanted == 'wal' else 'DELETE'}").fetchone()[0])
     except sqlite3.OperationalError as exc:
         if is_busy(exc):
-            log.info("the task index could not switch to journal mode %s now (%s): it keeps %s",
-                     wanted, exc, current())
+            log.info(
+                "the task index could not switch to journal mode %s now (%s): it keeps %s", wanted, exc, current()
+            )
             return current()
         log.info("the task index cannot use journal mode %s (%s): it uses a rollback journal", wanted, exc)
         answer = ""

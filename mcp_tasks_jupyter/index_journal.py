@@ -17,11 +17,37 @@ log = logging.getLogger(__name__)
 JOURNAL_ENV = "MTJ_INDEX_JOURNAL"
 MOUNTINFO = "/proc/self/mountinfo"
 #: File system types (as ``/proc/self/mountinfo`` names them) where several hosts may open one file.
-NETWORK_FILE_SYSTEMS = frozenset({
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "fuse.ceph", "fuse.cephfs",
-    "fuse.sshfs", "9p", "afs", "glusterfs", "fuse.glusterfs", "ocfs2", "gfs2", "panfs", "orangefs", "pvfs2",
-    "fuse.juicefs", "fuse.s3fs", "fuse.rclone", "davfs", "fuse.davfs2", "webdav",
-})
+NETWORK_FILE_SYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "ceph",
+        "fuse.ceph",
+        "fuse.cephfs",
+        "fuse.sshfs",
+        "9p",
+        "afs",
+        "glusterfs",
+        "fuse.glusterfs",
+        "ocfs2",
+        "gfs2",
+        "panfs",
+        "orangefs",
+        "pvfs2",
+        "fuse.juicefs",
+        "fuse.s3fs",
+        "fuse.rclone",
+        "davfs",
+        "fuse.davfs2",
+        "webdav",
+    }
+)
 
 _OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
@@ -75,7 +101,10 @@ def wanted_journal(directory: str | os.PathLike[str]) -> str:
         log.warning("%s=%r is neither 'wal' nor 'delete': ignored", JOURNAL_ENV, override)
     kind = filesystem_type(directory)
     if kind is not None and kind.lower() in NETWORK_FILE_SYSTEMS:
-        log.info("the task index directory %s is on %s, a network file system: it uses a rollback journal",
-                 directory, kind)
+        log.info(
+            "the task index directory %s is on %s, a network file system: it uses a rollback journal",
+            directory,
+            kind,
+        )
         return "delete"
     return "wal"

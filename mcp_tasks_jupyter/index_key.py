@@ -67,11 +67,14 @@ def _read(path: Path) -> bytes:
     except (UnicodeDecodeError, ValueError):
         key = b""
     if len(key) != KEY_BYTES:
-        raise ValueError(f"the task index key file {path} does not hold a key ({2 * KEY_BYTES} hex digits); "
-                         f"remove it to make a new one (earlier results then no longer match the cache)")
+        raise ValueError(
+            f"the task index key file {path} does not hold a key ({2 * KEY_BYTES} hex digits); "
+            f"remove it to make a new one (earlier results then no longer match the cache)"
+        )
     if info.st_mode & 0o077:
-        log.warning("the task index key file %s can be read by others (mode %o): chmod 600 it",
-                    path, info.st_mode & 0o777)
+        log.warning(
+            "the task index key file %s can be read by others (mode %o): chmod 600 it", path, info.st_mode & 0o777
+        )
     return key
 
 

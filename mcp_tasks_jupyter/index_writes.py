@@ -111,8 +111,14 @@ class WriteQueue:
     def __len__(self) -> int:
         return len(self._pending)
 
-    def submit(self, row: int, *, insert: dict[str, Any] | None = None, sets: dict[str, Any] | None = None,
-               keep: Iterable[str] = ()) -> bool:
+    def submit(
+        self,
+        row: int,
+        *,
+        insert: dict[str, Any] | None = None,
+        sets: dict[str, Any] | None = None,
+        keep: Iterable[str] = (),
+    ) -> bool:
         """Record a change of ``row`` (its insert, or an update) and write what is pending unless a retry
         is already due. False if the change was dropped (a failure other than a busy database: logged);
         True if it was written or is kept for later."""
@@ -124,8 +130,9 @@ class WriteQueue:
                 self._give_up_oldest()
             change = self._pending[row] = RowChange(row, dict(insert) if insert is not None else None)
         elif insert is not None:
-            log.warning("the task index %s: row %d was recorded twice; the second record wins",
-                        self.database.path, row)
+            log.warning(
+                "the task index %s: row %d was recorded twice; the second record wins", self.database.path, row
+            )
             change.insert = dict(insert)
         if sets:
             change.merge(sets, keep)
@@ -150,15 +157,21 @@ class WriteQueue:
                     except sqlite3.OperationalError:
                         raise  # busy, or the file itself: the whole batch
                     except sqlite3.Error as exc:  # this row only (a constraint): the others go on
-                        log.warning("the task index %s could not write %s: %s", self.database.path,
-                                    change.describe(), exc)
+                        log.warning(
+                            "the task index %s could not write %s: %s", self.database.path, change.describe(), exc
+                        )
                         dropped.add(change.row)
         except (sqlite3.Error, OSError) as exc:
             if is_busy(exc):
                 self._keep(exc)
                 return set()
-            log.warning("the task index %s could not be written (%s): %d change(s) dropped: %s",
-                        self.database.path, exc, len(batch), "; ".join(c.describe() for c in batch[:5]))
+            log.warning(
+                "the task index %s could not be written (%s): %d change(s) dropped: %s",
+                self.database.path,
+                exc,
+                len(batch),
+                "; ".join(c.describe() for c in batch[:5]),
+            )
             dropped = {change.row for change in batch}
         for change in batch:
             del self._pending[change.row]  # nothing else ran meanwhile: one thread
@@ -189,8 +202,12 @@ class WriteQueue:
             self._give_up(stale, f"its database stayed busy for {GIVE_UP_S:.0f} s ({exc})")
         if not self._pending:
             return
-        log.debug("the task index %s is busy (%s): %d change(s) kept for later", self.database.path, exc,
-                  len(self._pending))
+        log.debug(
+            "the task index %s is busy (%s): %d change(s) kept for later",
+            self.database.path,
+            exc,
+            len(self._pending),
+        )
         loop = running_loop()
         if loop is not None and not self._retry_due():
             delay = self._delay * random.uniform(0.5, 1.0)  # spread processes that met the same lock
@@ -225,5 +242,11 @@ class WriteQueue:
     def _give_up(self, changes: list[RowChange], why: str) -> None:
         for change in changes:
             self._pending.pop(change.row, None)
-        log.error("the task index %s gave up %d change(s) because %s: %s%s", self.database.path, len(changes),
-                  why, "; ".join(c.describe() for c in changes[:5]), " ..." if len(changes) > 5 else "")
+        log.error(
+            "the task index %s gave up %d change(s) because %s: %s%s",
+            self.database.path,
+            len(changes),
+            why,
+            "; ".join(c.describe() for c in changes[:5]),
+            " ..." if len(changes) > 5 else "",
+        )

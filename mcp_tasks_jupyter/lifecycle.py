@@ -79,8 +79,7 @@ def new_progress_token() -> str:
 class TaskLifecycle:
     """Every task of one connection: built from its session, its dialect and (optionally) a task index."""
 
-    def __init__(self, session: Session, dialect: TaskDialect, *,
-                 identity: Callable[[], ServerIdentity]) -> None:
+    def __init__(self, session: Session, dialect: TaskDialect, *, identity: Callable[[], ServerIdentity]) -> None:
         self.session = session
         self.dialect = dialect
         self._identity = identity
@@ -106,11 +105,18 @@ class TaskLifecycle:
     def server(self) -> str:
         return self.session.name
 
-    def _new_handle(self, tool: str | None, arguments: dict[str, Any] | None, *, runs_as_task: bool,
-                    token: str | None = None) -> TaskHandle:
-        handle = TaskHandle(self.server, tool, arguments, runs_as_task=runs_as_task,
-                            progress_token=token or new_progress_token(), controls=self._controls,
-                            generation=self.session.generation)
+    def _new_handle(
+        self, tool: str | None, arguments: dict[str, Any] | None, *, runs_as_task: bool, token: str | None = None
+    ) -> TaskHandle:
+        handle = TaskHandle(
+            self.server,
+            tool,
+            arguments,
+            runs_as_task=runs_as_task,
+            progress_token=token or new_progress_token(),
+            controls=self._controls,
+            generation=self.session.generation,
+        )
         self._made.add(handle)
         return handle
 
@@ -124,8 +130,9 @@ class TaskLifecycle:
 
     # == 1. start =====================================================================================
 
-    async def start(self, spec: Tool, args: dict[str, Any], *, ttl: int | None,
-                    answers: dict[str, Any] | None) -> TaskHandle:
+    async def start(
+        self, spec: Tool, args: dict[str, Any], *, ttl: int | None, answers: dict[str, Any] | None
+    ) -> TaskHandle:
         """Start ``spec`` with ``args``; the handle returns as soon as the server accepted the task."""
         token = new_progress_token()
         as_task = self.dialect.runs_as_task(spec)
@@ -136,8 +143,10 @@ class TaskLifecycle:
         self.session.add_progress_listener(token, handle._on_progress)
         if not as_task:
             self.calls.add(handle)
-            self._run(handle, self._run_call(handle, self.plain_call(spec.name, args, token, timeout=None,
-                                                                     handle=handle)))
+            self._run(
+                handle,
+                self._run_call(handle, self.plain_call(spec.name, args, token, timeout=None, handle=handle)),
+            )
         elif decides:
             await self._start_decided(handle, spec, args, ttl, token)
         else:
@@ -145,8 +154,9 @@ class TaskLifecycle:
         self.record(handle)
         return handle
 
-    async def _create(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
-                      token: str) -> None:
+    async def _create(
+        self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None, token: str
+    ) -> None:
         self._creating += 1
         try:
             created = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token)
@@ -164,8 +174,9 @@ class TaskLifecycle:
         self._track(created.task_id, handle)
         self._run(handle, self._poll(handle))
 
-    async def _start_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
-                             token: str) -> None:
+    async def _start_decided(
+        self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None, token: str
+    ) -> None:
         """A call the server may turn into a task: return once it decided (or ACCEPT_WAIT_S passed:
         the call then goes on behind the handle, which becomes a task handle if it does)."""
         decided: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
@@ -180,14 +191,23 @@ class TaskLifecycle:
         if failure is not None:
             raise failure  # refused at once, as a failed task creation would be
 
-    async def _run_decided(self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None,
-                           token: str, decided: asyncio.Future[BaseException | None]) -> None:
+    async def _run_decided(
+        self,
+        handle: TaskHandle,
+        spec: Tool,
+        args: dict[str, Any],
+        ttl: int | None,
+        token: str,
+        decided: asyncio.Future[BaseException | None],
+    ) -> None:
         self._creating += 1
         try:
             outcome = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token, handle=handle)
         except asyncio.CancelledError:
             _settle(decided, None)
-            self.finish(handle, error=TaskCancelled("the call was cancelled", server=self.server, tool=handle.tool))
+            self.finish(
+                handle, error=TaskCancelled("the call was cancelled", server=self.server, tool=handle.tool)
+            )
             return
         except MCPError as exc:
             _settle(decided, exc)
@@ -210,8 +230,15 @@ class TaskLifecycle:
         handle._changed()
         await self._poll(handle)
 
-    async def plain_call(self, tool: str, args: dict[str, Any], token: str | None, *,
-                         timeout: float | None, handle: TaskHandle | None = None) -> ToolResult:
+    async def plain_call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        token: str | None,
+        *,
+        timeout: float | None,
+        handle: TaskHandle | None = None,
+    ) -> ToolResult:
         """An ordinary ``tools/call`` (on the stateless wire, following ``input_required`` rounds)."""
         params: dict[str, Any] = {"name": tool, "arguments": args}
         if token is not None:
@@ -219,8 +246,12 @@ class TaskLifecycle:
         if self.session.modern:
             raw = await self.session.request_complete("tools/call", params, timeout=timeout, context=handle)
             if modern.result_type(raw) != modern.COMPLETE:
-                raise InvalidMessage(f"a {modern.result_type(raw)!r} result to tools/call, which this "
-                                     f"client did not ask for", server=self.server, method="tools/call", data=raw)
+                raise InvalidMessage(
+                    f"a {modern.result_type(raw)!r} result to tools/call, which this client did not ask for",
+                    server=self.server,
+                    method="tools/call",
+                    data=raw,
+                )
         else:
             raw = await self.session.request("tools/call", params, timeout=timeout)
         try:
@@ -233,7 +264,9 @@ class TaskLifecycle:
         try:
             self.finish(handle, await request)
         except asyncio.CancelledError:
-            self.finish(handle, error=TaskCancelled("the call was cancelled", server=self.server, tool=handle.tool))
+            self.finish(
+                handle, error=TaskCancelled("the call was cancelled", server=self.server, tool=handle.tool)
+            )
         except MCPError as exc:
             self.finish(handle, error=as_task_failure(exc, handle))
         except Exception as exc:  # never leave a handle unfinished
@@ -312,9 +345,17 @@ class TaskLifecycle:
         """Record ``handle`` in the index and keep its row current (on changes of state only)."""
         if self.index is None or handle.tool is None:
             return
-        row = self.index.add(self._identity(), handle.tool, handle.arguments, task_id=handle.task_id,
-                             status=handle.status, status_message=handle.status_message,
-                             created_at=handle.created_at, ttl_ms=handle.ttl_ms, notebook=notebook_path())
+        row = self.index.add(
+            self._identity(),
+            handle.tool,
+            handle.arguments,
+            task_id=handle.task_id,
+            status=handle.status,
+            status_message=handle.status_message,
+            created_at=handle.created_at,
+            ttl_ms=handle.ttl_ms,
+            notebook=notebook_path(),
+        )
         if row is None:
             return
         handle.index_row = row
@@ -329,7 +370,9 @@ class TaskLifecycle:
     # == 3. poll ======================================================================================
 
     def _run(self, handle: TaskHandle, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        runner = asyncio.get_running_loop().create_task(coro, name=f"mcp-task {handle.tool} {handle.task_id or ''}")
+        runner = asyncio.get_running_loop().create_task(
+            coro, name=f"mcp-task {handle.tool} {handle.task_id or ''}"
+        )
         self._runners[handle] = runner
         runner.add_done_callback(lambda _r: self._runners.pop(handle, None))
         return runner
@@ -352,7 +395,7 @@ class TaskLifecycle:
                 try:
                     if handle.status in TERMINAL:
                         if failures:
-                            await asyncio.sleep(min(MAX_BACKOFF_S, 2.0 ** failures))
+                            await asyncio.sleep(min(MAX_BACKOFF_S, 2.0**failures))
                         self.finish(handle, await dialect.result(handle))
                         return
                     if handle.status == INPUT_REQUIRED:
@@ -361,7 +404,7 @@ class TaskLifecycle:
                         interval = min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
                         deadline = last_poll + interval
                         if failures:
-                            deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0 ** failures))
+                            deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0**failures))
                         await self._sleep_until(handle, deadline)
                         if handle.status in TERMINAL:
                             continue
@@ -380,15 +423,23 @@ class TaskLifecycle:
                         continue
                     if session.closed_error is not None or failures + 1 >= self.max_poll_failures:
                         why = (session.closed_error or exc).detail
-                        raise TaskLost(f"lost contact with the server: {why}", server=self.server,
-                                       task_id=handle.task_id, tool=handle.tool) from exc
+                        raise TaskLost(
+                            f"lost contact with the server: {why}",
+                            server=self.server,
+                            task_id=handle.task_id,
+                            tool=handle.tool,
+                        ) from exc
                     failures += 1
                 except TaskNotFound as exc:
                     if isinstance(exc, TaskExpired) or session.generation <= handle.generation:
                         raise
-                    raise TaskNotFound("the server no longer knows this task: a new session was started after "
-                                       "the server ended the old one (it restarted, or forgot its sessions)",
-                                       server=self.server, task_id=handle.task_id, tool=handle.tool) from exc
+                    raise TaskNotFound(
+                        "the server no longer knows this task: a new session was started after "
+                        "the server ended the old one (it restarted, or forgot its sessions)",
+                        server=self.server,
+                        task_id=handle.task_id,
+                        tool=handle.tool,
+                    ) from exc
         except asyncio.CancelledError:
             raise  # the client is closing; the task stays on the server
         except TaskError as exc:
@@ -485,7 +536,9 @@ class TaskLifecycle:
 
     # == 4. finish and release ========================================================================
 
-    def finish(self, handle: TaskHandle, result: ToolResult | None = None, error: BaseException | None = None) -> None:
+    def finish(
+        self, handle: TaskHandle, result: ToolResult | None = None, error: BaseException | None = None
+    ) -> None:
         """End ``handle`` with its result or error (once), then release it."""
         if handle._settle(result, error):
             self.release(handle)
@@ -529,8 +582,15 @@ class TaskLifecycle:
     def end_here(self, handle: TaskHandle, why: str, hint: str = "") -> None:
         """This side lets go of an unfinished task (its connection was closed or replaced)."""
         if not handle.done():
-            self.finish(handle, error=TaskLost(f"{why}; the task may still run on the server{hint}",
-                                               server=handle.server, task_id=handle.task_id, tool=handle.tool))
+            self.finish(
+                handle,
+                error=TaskLost(
+                    f"{why}; the task may still run on the server{hint}",
+                    server=handle.server,
+                    task_id=handle.task_id,
+                    tool=handle.tool,
+                ),
+            )
 
     async def aclose(self) -> None:
         """Stop every poller and call (tasks keep running on the server)."""
@@ -549,11 +609,18 @@ def as_task_failure(exc: MCPError, handle: TaskHandle) -> TaskError:
     if isinstance(exc, TaskError):
         return exc
     if isinstance(exc, ConnectionFailed):
-        return TaskLost(f"lost the connection: {exc.detail}", server=handle.server,
-                        task_id=handle.task_id, tool=handle.tool)
+        return TaskLost(
+            f"lost the connection: {exc.detail}", server=handle.server, task_id=handle.task_id, tool=handle.tool
+        )
     error = exc.error if isinstance(exc, ProtocolError) else None
-    return TaskFailed(exc.detail, server=handle.server, task_id=handle.task_id, tool=handle.tool,
-                      status_message=handle.status_message, error=error)
+    return TaskFailed(
+        exc.detail,
+        server=handle.server,
+        task_id=handle.task_id,
+        tool=handle.tool,
+        status_message=handle.status_message,
+        error=error,
+    )
 
 
 def _settle(future: asyncio.Future[BaseException | None], value: BaseException | None) -> None:

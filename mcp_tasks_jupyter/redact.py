@@ -43,6 +43,7 @@ _pattern: re.Pattern[str] | None = None
 
 # -- the registry ----------------------------------------------------------------------------------
 
+
 def register(value: str | None) -> None:
     """Treat ``value`` (and its usual transforms) as a secret from now on.
 
@@ -135,6 +136,7 @@ def _add(forms: set[str]) -> None:
 
 # -- scrubbing -------------------------------------------------------------------------------------
 
+
 def scrub(text: str) -> str:
     """``text`` with every registered secret replaced by :data:`MARKER`."""
     pattern = _pattern
@@ -188,6 +190,7 @@ def safe_url(url: str) -> str:
 
 
 # -- log records -----------------------------------------------------------------------------------
+
 
 def scrub_record(record: logging.LogRecord) -> logging.LogRecord:
     """Scrub one log record in place: its message (formatted with its arguments), its formatted

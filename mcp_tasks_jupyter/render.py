@@ -57,9 +57,9 @@ MESSAGE_CHARS = 2_000
 QUESTIONS_SHOWN = 5
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 #: Bounds on a structured-content preview.
-TREE_ITEMS = 50        # entries shown per object or array
-TREE_DEPTH = 6         # nesting levels shown
-TREE_STRING = 1_000    # characters per string value
+TREE_ITEMS = 50  # entries shown per object or array
+TREE_DEPTH = 6  # nesting levels shown
+TREE_STRING = 1_000  # characters per string value
 TABLE_ROWS = 200
 TABLE_COLUMNS = 30
 
@@ -84,6 +84,7 @@ _short_repr.maxstring, _short_repr.maxother = 60, 60
 
 
 # -- plain text ------------------------------------------------------------------------------
+
 
 def task_text(handle: TaskHandle) -> str:
     """``<TaskHandle research on demo: completed>``: stable, one line (no id, no times)."""
@@ -127,8 +128,7 @@ def summary_line(handle: TaskHandle, *, timing: bool = True) -> str:
 
 def status_label(handle: TaskHandle) -> str:
     """The status, marked when a dialect reports a tool error as ``completed`` (ext does)."""
-    if handle.status == "completed" and handle.done() and handle.exception() is None \
-            and handle.result().is_error:
+    if handle.status == "completed" and handle.done() and handle.exception() is None and handle.result().is_error:
         return "completed with a tool error"
     if getattr(handle, "cached", False):
         return f"{handle.status} (cached)"
@@ -183,6 +183,7 @@ def format_duration(seconds: float) -> str:
 
 # -- a JSON-able preview of a result (the HTML below and the widget both draw it) -------------
 
+
 def result_preview(result: ToolResult, *, budget: int | None = None) -> dict[str, Any]:
     """A bounded, JSON-able description of ``result`` for display.
 
@@ -225,8 +226,7 @@ def result_preview(result: ToolResult, *, budget: int | None = None) -> dict[str
             tail = _note(_more_blocks_text(content, len(blocks)))
         blocks.append(tail)
     room.left += reserve
-    return {"is_error": result.is_error, "blocks": blocks,
-            "structured": _structured(result.structured, room)}
+    return {"is_error": result.is_error, "blocks": blocks, "structured": _structured(result.structured, room)}
 
 
 def structured_preview(value: Any, *, budget: int | None = None) -> dict[str, Any] | None:
@@ -285,8 +285,7 @@ def _block_preview(block: Any, room: int, capacity: int) -> dict[str, Any] | Non
     if isinstance(block, ResourceLink):
         uri = _short(block.uri, LINK_CHARS)
         href = uri if _is_http(block.uri) and uri == block.uri else None  # a cut URI is no link
-        return {"kind": "link", "label": _short(block.title or block.name, LINK_CHARS), "uri": uri,
-                "href": href}
+        return {"kind": "link", "label": _short(block.title or block.name, LINK_CHARS), "uri": uri, "href": href}
     if isinstance(block, EmbeddedResource):
         res = block.resource
         uri = _short(res.uri, LINK_CHARS)
@@ -305,8 +304,10 @@ def _image(mime: str, data: str, room: int, capacity: int) -> dict[str, Any] | N
     if mime not in IMAGE_MIMES:
         return _note(f"image ({_short(mime)}) not shown")
     if len(data) + _IMAGE_BLOCK_COST > capacity:
-        return _note(f"image ({mime}, {len(data) * 3 // 4:,} bytes) too large to show: a preview holds "
-                     f"{PREVIEW_BUDGET:,} bytes (render.PREVIEW_BUDGET)")
+        return _note(
+            f"image ({mime}, {len(data) * 3 // 4:,} bytes) too large to show: a preview holds "
+            f"{PREVIEW_BUDGET:,} bytes (render.PREVIEW_BUDGET)"
+        )
     if len(data) + _IMAGE_BLOCK_COST > room:
         return None
     try:
@@ -360,8 +361,13 @@ def _table(rows: list[dict[str, Any]], room: _Room) -> dict[str, Any]:
         if not room.take(_ROW_COST + sum(_CELL_COST + _text_len(cell) for cell in cells)):
             break
         shown.append(cells)
-    return {"kind": "table", "columns": columns, "rows": shown, "more_rows": len(rows) - len(shown),
-            "more_columns": len(names) - len(columns)}
+    return {
+        "kind": "table",
+        "columns": columns,
+        "rows": shown,
+        "more_rows": len(rows) - len(shown),
+        "more_columns": len(names) - len(columns),
+    }
 
 
 def _tree(value: Any, depth: int, room: _Room, key: str | None) -> dict[str, Any] | None:
@@ -413,10 +419,14 @@ def _key_label(key: Any, room: int) -> str:
 
 # -- HTML --------------------------------------------------------------------------------------
 
-_BOX = ("font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4;"
-        "border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;margin:2px 0;max-width:100%")
-_PRE = ("white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:4px 6px;background:#f6f8fa;"
-        "border-radius:4px;max-height:24em;overflow:auto;font-size:12px")
+_BOX = (
+    "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4;"
+    "border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;margin:2px 0;max-width:100%"
+)
+_PRE = (
+    "white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:4px 6px;background:#f6f8fa;"
+    "border-radius:4px;max-height:24em;overflow:auto;font-size:12px"
+)
 _MUTED = "color:#57606a"
 _CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
 
@@ -424,8 +434,10 @@ _CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align
 def status_badge_html(status: str) -> str:
     """A coloured pill with the status name."""
     bg, fg = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
-    return (f'<span class="mtj-badge" style="background:{bg};color:{fg};border-radius:10px;'
-            f'padding:1px 8px;font-size:12px;font-weight:600">{_esc(status)}</span>')
+    return (
+        f'<span class="mtj-badge" style="background:{bg};color:{fg};border-radius:10px;'
+        f'padding:1px 8px;font-size:12px;font-weight:600">{_esc(status)}</span>'
+    )
 
 
 def task_html(handle: TaskHandle) -> str:
@@ -434,8 +446,10 @@ def task_html(handle: TaskHandle) -> str:
     done = handle.done()
     head = f"{status_badge_html(handle.status)} {_label_html(handle)}"
     took = format_duration(handle.elapsed)
-    head += (f' <span style="{_MUTED}">· <span class="mtj-duration">'
-             f'{"took " if done else "running for "}{took}</span></span>')
+    head += (
+        f' <span style="{_MUTED}">· <span class="mtj-duration">'
+        f"{'took ' if done else 'running for '}{took}</span></span>"
+    )
     parts = [f"<div>{head}</div>"]
     if handle.status_message:
         text, cut = _cut(handle.status_message, MESSAGE_CHARS)
@@ -464,8 +478,10 @@ def task_html(handle: TaskHandle) -> str:
 
 def running_html(handle: TaskHandle) -> str:
     """The static summary before the task ends."""
-    return (f'<div class="mtj-task" style="{_BOX}"><span style="{_MUTED}">{RUNNING_LABEL}</span> '
-            f"{_label_html(handle)}</div>")
+    return (
+        f'<div class="mtj-task" style="{_BOX}"><span style="{_MUTED}">{RUNNING_LABEL}</span> '
+        f"{_label_html(handle)}</div>"
+    )
 
 
 def summary_html(handle: TaskHandle) -> str:
@@ -473,8 +489,11 @@ def summary_html(handle: TaskHandle) -> str:
     of the result (or the failure message, whole up to a limit). Compact: the live widget above it
     shows the full result."""
     done = handle.done()
-    took = (f' <span style="{_MUTED}">· <span class="mtj-duration">{format_duration(handle.elapsed)}'
-            f'</span></span>') if done else ""
+    took = (
+        (f' <span style="{_MUTED}">· <span class="mtj-duration">{format_duration(handle.elapsed)}</span></span>')
+        if done
+        else ""
+    )
     parts = [f"<div>{status_badge_html(handle.status)} {_label_html(handle)}{took}</div>"]
     failure = failure_message(handle) if done else None
     if failure is not None:
@@ -514,13 +533,17 @@ def _block_html(block: dict[str, Any], colour: str) -> str:
     if kind == "text":
         return f'<pre style="{_PRE}{colour}">{_esc(block["text"])}</pre>{_cut_note(block["cut"])}'
     if kind == "image":  # an allowed mime type and valid base64: nothing to escape in the URI
-        return (f'<div><img alt="{_esc(block["mime"])} image" style="max-width:100%" '
-                f'src="data:{block["mime"]};base64,{block["data"]}"></div>')
+        return (
+            f'<div><img alt="{_esc(block["mime"])} image" style="max-width:100%" '
+            f'src="data:{block["mime"]};base64,{block["data"]}"></div>'
+        )
     if kind == "link":
         label, uri = _esc(block["label"]), _esc(block["uri"])
         if block["href"]:
-            return (f'<div>link: <a href="{_esc(block["href"])}" target="_blank" '
-                    f'rel="noopener noreferrer">{label}</a> <code>{uri}</code></div>')
+            return (
+                f'<div>link: <a href="{_esc(block["href"])}" target="_blank" '
+                f'rel="noopener noreferrer">{label}</a> <code>{uri}</code></div>'
+            )
         return f"<div>link: {label} <code>{uri}</code></div>"
     if kind == "resource":
         head = f"<div>resource <code>{_esc(block['uri'])}</code></div>"
@@ -542,6 +565,7 @@ def pending_questions(handle: TaskHandle) -> list[str]:
 
 # -- helpers -----------------------------------------------------------------------------------
 
+
 def _without_task_label(exc: TaskError) -> str:
     """A task error's own words, without the "tool task <id>: " its message starts with."""
     label = f"task {exc.task_id}" if exc.task_id else "task"
@@ -555,8 +579,10 @@ def _label(handle: TaskHandle) -> str:
 
 
 def _label_html(handle: TaskHandle) -> str:
-    return (f'<b class="mtj-tool">{_esc(handle.tool or "(unknown tool)")}</b> '
-            f'<span style="{_MUTED}">on</span> <span class="mtj-server">{_esc(handle.server)}</span>')
+    return (
+        f'<b class="mtj-tool">{_esc(handle.tool or "(unknown tool)")}</b> '
+        f'<span style="{_MUTED}">on</span> <span class="mtj-server">{_esc(handle.server)}</span>'
+    )
 
 
 def _progress_html(handle: TaskHandle) -> str:
@@ -569,27 +595,35 @@ def _progress_html(handle: TaskHandle) -> str:
         text += f" {progress.message}"
     bar = ""
     if fraction is not None:
-        bar = (f'<div style="display:inline-block;width:160px;height:8px;background:#eaeef2;'
-               f'border-radius:4px;vertical-align:middle;margin-right:6px"><div style="width:'
-               f'{fraction * 100:.1f}%;height:8px;background:#0969da;border-radius:4px"></div></div>')
+        bar = (
+            f'<div style="display:inline-block;width:160px;height:8px;background:#eaeef2;'
+            f'border-radius:4px;vertical-align:middle;margin-right:6px"><div style="width:'
+            f'{fraction * 100:.1f}%;height:8px;background:#0969da;border-radius:4px"></div></div>'
+        )
     return f"<div>{bar}<span>{_esc(text)}</span></div>"
 
 
 def _structured_html(structured: dict[str, Any]) -> str:
     if structured["kind"] == "table":
         head = "".join(f'<th style="{_CELL}">{_esc(c)}</th>' for c in structured["columns"])
-        rows = "".join("<tr>" + "".join(f'<td style="{_CELL}">{_esc(v)}</td>' for v in row) + "</tr>"
-                       for row in structured["rows"])
+        rows = "".join(
+            "<tr>" + "".join(f'<td style="{_CELL}">{_esc(v)}</td>' for v in row) + "</tr>"
+            for row in structured["rows"]
+        )
         notes = []
         if structured["more_rows"]:
             notes.append(f"{structured['more_rows']:,} more rows not shown")
         if structured["more_columns"]:
             notes.append(f"{structured['more_columns']:,} more columns not shown")
         note = f'<div style="{_MUTED}">{"; ".join(notes)}</div>' if notes else ""
-        return (f'<div style="overflow:auto;max-height:30em"><table style="border-collapse:collapse;'
-                f'font-size:12px"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{note}')
-    return (f'<details open><summary style="cursor:pointer">structured content</summary>'
-            f'<div style="margin-left:1em;font-size:12px">{_tree_html(structured["node"])}</div></details>')
+        return (
+            f'<div style="overflow:auto;max-height:30em"><table style="border-collapse:collapse;'
+            f'font-size:12px"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{note}'
+        )
+    return (
+        f'<details open><summary style="cursor:pointer">structured content</summary>'
+        f'<div style="margin-left:1em;font-size:12px">{_tree_html(structured["node"])}</div></details>'
+    )
 
 
 def _tree_html(node: dict[str, Any], key: str | None = None) -> str:
@@ -598,7 +632,9 @@ def _tree_html(node: dict[str, Any], key: str | None = None) -> str:
     if kind == "v":
         return f"<div>{name}<code>{_esc(_json_text(node['v']))}</code>{_cut_note(node['cut'])}</div>"
     if kind == "cut":
-        return f'<div>{name}<span style="{_MUTED}">{_size(node["kind"], node["n"])} (too deep to show)</span></div>'
+        return (
+            f'<div>{name}<span style="{_MUTED}">{_size(node["kind"], node["n"])} (too deep to show)</span></div>'
+        )
     if kind == "o":
         children = "".join(_tree_html(child, k) for k, child in node["items"])
         size = _size("object", len(node["items"]) + node["more"])
@@ -606,8 +642,10 @@ def _tree_html(node: dict[str, Any], key: str | None = None) -> str:
         children = "".join(_tree_html(child, f"[{i}]") for i, child in enumerate(node["items"]))
         size = _size("array", len(node["items"]) + node["more"])
     more = f'<div style="{_MUTED}">… {node["more"]:,} more not shown</div>' if node["more"] else ""
-    return (f'<details><summary style="cursor:pointer">{name}<span style="{_MUTED}">{size}</span></summary>'
-            f'<div style="margin-left:1.2em">{children}{more}</div></details>')
+    return (
+        f'<details><summary style="cursor:pointer">{name}<span style="{_MUTED}">{size}</span></summary>'
+        f'<div style="margin-left:1.2em">{children}{more}</div></details>'
+    )
 
 
 def _size(kind: str, n: int) -> str:
@@ -632,9 +670,13 @@ def _is_http(uri: str) -> bool:
 
 
 def _is_flat_table(value: Any) -> bool:
-    return (isinstance(value, list) and bool(value)
-            and all(isinstance(row, dict) and all(not isinstance(v, (dict, list)) for v in row.values())
-                    for row in value))
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(row, dict) and all(not isinstance(v, (dict, list)) for v in row.values()) for row in value
+        )
+    )
 
 
 def _scalar(value: Any) -> Any:
@@ -713,7 +755,7 @@ def _text_head(content: list[Any], limit: int) -> tuple[str, int]:
         first = False
         total += len(block.text)
         if size < limit:
-            piece = block.text[:limit - size]
+            piece = block.text[: limit - size]
             parts.append(piece)
             size += len(piece)
     head = "".join(parts)
@@ -721,6 +763,7 @@ def _text_head(content: list[Any], limit: int) -> tuple[str, int]:
 
 
 # -- what pieces of a preview cost (bytes of HTML or of JSON, whichever is more) --------------
+
 
 def _text_len(text: str) -> int:
     """The bytes of ``text`` escaped in HTML (UTF-8), or as a JSON string (without its quotes),
@@ -748,7 +791,7 @@ def _fit(text: str, room: int, measure: Callable[[str], int] = _text_len) -> str
     piece = text[:room]
     over = measure(piece) - room
     while over > 0 and piece:
-        piece = piece[:max(0, len(piece) - over)]
+        piece = piece[: max(0, len(piece) - over)]
         over = measure(piece) - room
     return piece
 
@@ -770,8 +813,10 @@ def _node_cost(node: dict[str, Any], key: str | None) -> int:
 
 _BIG = 10**15  # a count as long as any real one, for measuring the notes that carry one
 _ERROR_COLOUR = ";color:#cf222e"
-_FRAME_COST = max(len(preview_html({"is_error": True, "blocks": [], "structured": None})),
-                  len(json.dumps({"is_error": True, "blocks": [], "structured": None})))
+_FRAME_COST = max(
+    len(preview_html({"is_error": True, "blocks": [], "structured": None})),
+    len(json.dumps({"is_error": True, "blocks": [], "structured": None})),
+)
 _TASK_BOX_COST = len(f'<div class="mtj-task" style="{_BOX}"></div>')
 _TEXT_BLOCK_COST = _block_cost({"kind": "text", "text": "", "cut": _BIG}, _ERROR_COLOUR)
 _IMAGE_BLOCK_COST = max(_block_cost({"kind": "image", "mime": mime, "data": ""}, "") for mime in IMAGE_MIMES)
@@ -780,7 +825,8 @@ _LEAF = {"t": "v", "v": 0, "cut": 0}
 _TREE_FRAME_COST = len(_structured_html({"kind": "tree", "node": _LEAF})) - len(_tree_html(_LEAF))
 _TABLE_FRAME_COST = max(
     len(_structured_html({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})),
-    len(json.dumps({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})))
+    len(json.dumps({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})),
+)
 _HEAD_CELL_COST = max(len(f'<th style="{_CELL}"></th>'), 4)  # plus the label; JSON: quotes and ", "
 _CELL_COST = max(len(f'<td style="{_CELL}"></td>'), 4)
 _ROW_COST = max(len("<tr></tr>"), 4)

@@ -43,9 +43,11 @@ class ToolResult:
     def __repr__(self) -> str:
         """Stable text: ``ToolResult(text='…', structured={…}, is_error=False)`` (see render.py)."""
         from .render import result_text
+
         return result_text(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Stable text and a self-contained HTML preview, for notebooks (no IPython needed)."""
         from .render import result_html, result_text
+
         return {"text/plain": result_text(self), "text/html": result_html(self)}

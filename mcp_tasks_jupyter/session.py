@@ -77,9 +77,14 @@ class Session:
     progress notifications to the listener registered for their token.
     """
 
-    def __init__(self, transport: Transport, *, name: str | None = None,
-                 capabilities: dict[str, Any] | None = None,
-                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
+    ) -> None:
         self.transport = transport
         self.name = name or transport.label
         self.capabilities = capabilities or {}
@@ -143,12 +148,18 @@ class Session:
     async def initialize(self, version: str = LATEST) -> InitializeResult:
         """The stateful handshake: offer ``version``, accept any version this client knows."""
         self._go_legacy()
-        raw = await self.request("initialize", {
-            "protocolVersion": version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO})
+        raw = await self.request(
+            "initialize",
+            {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO},
+        )
         result = self.validate(InitializeResult, raw, "initialize result", "initialize")
         if result.protocol_version not in SUPPORTED:
-            raise ProtocolError(f"the server speaks protocol {result.protocol_version!r}; this client "
-                                f"speaks {', '.join(SUPPORTED)}", server=self.name, method="initialize")
+            raise ProtocolError(
+                f"the server speaks protocol {result.protocol_version!r}; this client "
+                f"speaks {', '.join(SUPPORTED)}",
+                server=self.name,
+                method="initialize",
+            )
         self.initialize_result = result
         self.protocol_version = result.protocol_version
         self.server_info = result.server_info
@@ -159,8 +170,9 @@ class Session:
         await self.transport.open_listener()
         return result
 
-    async def discover(self, version: str = LATEST_MODERN, *,
-                       timeout: float | str | None = "default") -> DiscoverResult:
+    async def discover(
+        self, version: str = LATEST_MODERN, *, timeout: float | str | None = "default"
+    ) -> DiscoverResult:
         """``server/discover`` on the stateless wire (which this switches to), with ``version`` first."""
         self._go_modern(version)
         raw = await self.request(modern.DISCOVER, {}, timeout=timeout)
@@ -170,10 +182,14 @@ class Session:
             raise InvalidMessage(str(exc), server=self.name, method=modern.DISCOVER, data=raw) from None
         chosen = modern.pick_version(result.supported_versions, MODERN)
         if chosen is None:
-            raise ProtocolError(f"the server supports protocol(s) {', '.join(result.supported_versions)}; "
-                                f"this client speaks {', '.join(MODERN)} statelessly", server=self.name,
-                                code=modern.UNSUPPORTED_PROTOCOL_VERSION, method=modern.DISCOVER,
-                                data={"supported": result.supported_versions})
+            raise ProtocolError(
+                f"the server supports protocol(s) {', '.join(result.supported_versions)}; "
+                f"this client speaks {', '.join(MODERN)} statelessly",
+                server=self.name,
+                code=modern.UNSUPPORTED_PROTOCOL_VERSION,
+                method=modern.DISCOVER,
+                data={"supported": result.supported_versions},
+            )
         if chosen != self.protocol_version:
             self._go_modern(chosen)
         self.discover_result = result
@@ -214,8 +230,7 @@ class Session:
         await self.background.aclose()
         self._reachable.set()
         self._fail_all(ConnectionFailed("the connection was closed", server=self.name))
-        self.closed_error = self.closed_error or ConnectionFailed("the connection was closed",
-                                                                  server=self.name)
+        self.closed_error = self.closed_error or ConnectionFailed("the connection was closed", server=self.name)
         await self.transport.close()
 
     # -- outgoing ------------------------------------------------------------------------------
@@ -227,8 +242,9 @@ class Session:
         except ValueError as exc:
             raise InvalidMessage(str(exc), server=self.name, method=method, data=data) from None
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | str | None = "default") -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | str | None = "default"
+    ) -> dict[str, Any]:
         """Send a request and return its ``result`` object, or raise an MCPError.
 
         On the stateless wire the request carries the per-request ``_meta`` (and headers over
@@ -247,8 +263,9 @@ class Session:
                 raise
         raise AssertionError("unreachable")
 
-    async def _request_versioned(self, method: str, params: dict[str, Any] | None,
-                                 timeout: float | str | None) -> dict[str, Any]:
+    async def _request_versioned(
+        self, method: str, params: dict[str, Any] | None, timeout: float | str | None
+    ) -> dict[str, Any]:
         if not self.modern:
             return await self._request(method, params, None, timeout)
         headers = self._headers(method, params)
@@ -263,10 +280,19 @@ class Session:
                 if version is None:
                     raise ProtocolError(
                         f"the server supports protocol(s) {', '.join(offered) or '(none named)'}; this "
-                        f"client speaks {', '.join(MODERN)} here", server=self.name, code=exc.code,
-                        data=exc.data, method=method) from None
-                log.info("%s: %s refused protocol %s; retrying with %s", self.name, method,
-                         self.protocol_version, version)
+                        f"client speaks {', '.join(MODERN)} here",
+                        server=self.name,
+                        code=exc.code,
+                        data=exc.data,
+                        method=method,
+                    ) from None
+                log.info(
+                    "%s: %s refused protocol %s; retrying with %s",
+                    self.name,
+                    method,
+                    self.protocol_version,
+                    version,
+                )
                 self._go_modern(version)
         raise AssertionError("unreachable")
 
@@ -299,8 +325,10 @@ class Session:
                     break
                 except (ConnectionFailed, RequestTimeout) as exc:
                     if _refused(exc) or loop.time() + delay > deadline or self.closed_error is not None:
-                        raise ConnectionFailed(f"the server ended the session and a new one could not be "
-                                               f"started: {exc.detail}", server=self.name) from None
+                        raise ConnectionFailed(
+                            f"the server ended the session and a new one could not be started: {exc.detail}",
+                            server=self.name,
+                        ) from None
                     log.info("%s: a new session failed (%s); again in %.1f s", self.name, exc.detail, delay)
                 await asyncio.sleep(delay)
                 delay = min(RECONNECT_MAX_DELAY_S, delay * 2)
@@ -316,8 +344,9 @@ class Session:
             return
         self.reconnecting_since = time.time()
         self._reachable.clear()
-        log.warning("%s: the server cannot be reached; reconnecting for up to %.0f s", self.name,
-                    self.reconnect_for)
+        log.warning(
+            "%s: the server cannot be reached; reconnecting for up to %.0f s", self.name, self.reconnect_for
+        )
         self._connection_changed()
         self.background.spawn(self._reconnect(), name=f"mcp-reconnect {self.name}")
 
@@ -333,9 +362,13 @@ class Session:
                     break
                 last = self._last_probe_error
                 if loop.time() >= deadline:
-                    self.connection_lost(ConnectionFailed(
-                        f"the server did not come back within {self.reconnect_for:.0f} s ({last}); its "
-                        f"unfinished tasks are given up here (they may still run on the server)", server=self.name))
+                    self.connection_lost(
+                        ConnectionFailed(
+                            f"the server did not come back within {self.reconnect_for:.0f} s ({last}); its "
+                            f"unfinished tasks are given up here (they may still run on the server)",
+                            server=self.name,
+                        )
+                    )
                     break
                 delay = min(RECONNECT_MAX_DELAY_S, delay * 2)
         finally:
@@ -374,8 +407,14 @@ class Session:
             except Exception:
                 log.exception("connection listener failed")
 
-    async def request_complete(self, method: str, params: dict[str, Any] | None = None, *,
-                               timeout: float | str | None = "default", context: Any = None) -> dict[str, Any]:
+    async def request_complete(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | str | None = "default",
+        context: Any = None,
+    ) -> dict[str, Any]:
         """``request`` that follows multi round-trip requests: an ``input_required`` result is
         answered through ``answer_inputs`` and the same method is sent again (a new request id)
         with ``inputResponses`` and the exact ``requestState``, until another kind of result."""
@@ -390,12 +429,14 @@ class Session:
             except ValueError as exc:
                 raise InvalidMessage(str(exc), server=self.name, method=method, data=raw) from None
             if self.answer_inputs is None:
-                raise ProtocolError("the server asks for input and nobody here answers it",
-                                    server=self.name, method=method)
+                raise ProtocolError(
+                    "the server asks for input and nobody here answers it", server=self.name, method=method
+                )
             responses = await self.answer_inputs(requests, context) if requests else {}
             current = modern.retry_params(base, responses, state)
-        raise ProtocolError(f"the server asked for input {MAX_INPUT_ROUNDS} times in a row",
-                            server=self.name, method=method)
+        raise ProtocolError(
+            f"the server asked for input {MAX_INPUT_ROUNDS} times in a row", server=self.name, method=method
+        )
 
     def _headers(self, method: str, params: dict[str, Any] | None) -> dict[str, str] | None:
         if not self.transport.carries_headers:
@@ -408,8 +449,13 @@ class Session:
                 headers.update(wire_headers.argument_headers(spec, arguments))
         return headers
 
-    async def _request(self, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None,
-                       timeout: float | str | None) -> dict[str, Any]:
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+        timeout: float | str | None,
+    ) -> dict[str, Any]:
         if self.closed_error is not None:
             raise self.closed_error
         msg_id = self._next_id
@@ -489,15 +535,23 @@ class Session:
         elif isinstance(message, ErrorResponse):
             entry = self._pending.get(message.id) if message.id is not None else None
             if entry and not entry[0].done():
-                entry[0].set_exception(ProtocolError(message.message, server=self.name, code=message.code,
-                                                     data=message.data, method=entry[1]))
+                entry[0].set_exception(
+                    ProtocolError(
+                        message.message, server=self.name, code=message.code, data=message.data, method=entry[1]
+                    )
+                )
             elif message.id is None:
-                self.last_noise = InvalidMessage(f"the server reported an error: {message.message}",
-                                                 server=self.name)
+                self.last_noise = InvalidMessage(
+                    f"the server reported an error: {message.message}", server=self.name
+                )
         elif isinstance(message, Request):
             if message.id in self._serving or message.id in self._answered:
-                log.warning("%s: the server sent request id %r again (%s); it is answered once",
-                            self.name, message.id, message.method)
+                log.warning(
+                    "%s: the server sent request id %r again (%s); it is answered once",
+                    self.name,
+                    message.id,
+                    message.method,
+                )
                 return
             task = asyncio.create_task(self._serve(message))
             self._serving[message.id] = task
@@ -560,8 +614,9 @@ class Session:
             if request.method == "ping":
                 reply = jsonrpc.result_response(request.id, {})
             elif handler is None:
-                reply = jsonrpc.error_response(request.id, jsonrpc.METHOD_NOT_FOUND,
-                                               f"this client does not handle {request.method}")
+                reply = jsonrpc.error_response(
+                    request.id, jsonrpc.METHOD_NOT_FOUND, f"this client does not handle {request.method}"
+                )
             else:
                 result = await handler(request.params, request)
                 reply = jsonrpc.result_response(request.id, result)
@@ -576,8 +631,9 @@ class Session:
             reply = jsonrpc.error_response(request.id, jsonrpc.INVALID_PARAMS, exc.message)
         except Exception as exc:
             log.exception("handler for %s failed", request.method)
-            reply = jsonrpc.error_response(request.id, jsonrpc.INTERNAL_ERROR,
-                                           f"the client's {request.method} handler failed: {exc}")
+            reply = jsonrpc.error_response(
+                request.id, jsonrpc.INTERNAL_ERROR, f"the client's {request.method} handler failed: {exc}"
+            )
         try:
             await self.transport.send(reply)
         except MCPError as exc:

@@ -22,8 +22,15 @@ FINISHED = frozenset({COMPLETED, FAILED, CANCELLED, EXPIRED, LOST, UNKNOWN})
 FAILURES = frozenset({FAILED, LOST, EXPIRED, UNKNOWN})
 #: How each status reads in words.
 WORDS = {
-    WORKING: "working", SUBMITTED: "submitted", INPUT_REQUIRED: "needs input", COMPLETED: "completed",
-    FAILED: "failed", CANCELLED: "cancelled", EXPIRED: "expired", LOST: "lost", UNKNOWN: "unknown",
+    WORKING: "working",
+    SUBMITTED: "submitted",
+    INPUT_REQUIRED: "needs input",
+    COMPLETED: "completed",
+    FAILED: "failed",
+    CANCELLED: "cancelled",
+    EXPIRED: "expired",
+    LOST: "lost",
+    UNKNOWN: "unknown",
 }
 
 

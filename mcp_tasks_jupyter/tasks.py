@@ -23,7 +23,6 @@ log = logging.getLogger(__name__)
 LOG_LINES_KEPT = 500
 
 
-
 @dataclass(frozen=True, slots=True)
 class Progress:
     """The last ``notifications/progress`` for a task; ``fraction`` is None when the total is unknown."""
@@ -56,8 +55,17 @@ class TaskHandle:
     TaskFailed / TaskCancelled / TaskLost. Cancelling the code that awaits never cancels the task.
     """
 
-    def __init__(self, server: str, tool: str | None, arguments: dict[str, Any] | None, *,
-                 runs_as_task: bool, progress_token: str, controls: HandleControls, generation: int = 0) -> None:
+    def __init__(
+        self,
+        server: str,
+        tool: str | None,
+        arguments: dict[str, Any] | None,
+        *,
+        runs_as_task: bool,
+        progress_token: str,
+        controls: HandleControls,
+        generation: int = 0,
+    ) -> None:
         self._controls = controls
         self.server: str = server
         self.tool = tool
@@ -148,12 +156,14 @@ class TaskHandle:
     def __repr__(self) -> str:
         """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see render.py)."""
         from .render import task_text
+
         return task_text(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A snapshot for notebooks: stable text and a self-contained HTML box. For a live view
         use ``mcp_tasks_jupyter.jupyter.display.show_task``."""
         from .render import task_html, task_text
+
         return {"text/plain": task_text(self), "text/html": task_html(self)}
 
     # -- state changes: called by lifecycle.py only ---------------------------------------------
@@ -169,14 +179,19 @@ class TaskHandle:
         if self.status in TERMINAL:
             return  # a terminal task never changes again
         if self.task_id is not None and state.task_id != self.task_id:
-            log.warning("%s: ignored a state of task %s given for task %s", self.server, state.task_id,
-                        self.task_id)
+            log.warning(
+                "%s: ignored a state of task %s given for task %s", self.server, state.task_id, self.task_id
+            )
             return  # an answer about another task: the handle's id never changes
         if _older(state.last_updated_at, self.last_updated_at):
             return  # a poll answer that crossed a newer push on the wire
         state.status_message = scrub_optional(state.status_message)  # the server may echo a secret
-        changed = (state.status != self.status or state.status_message != self.status_message
-                   or state.poll_interval_ms != self.poll_interval_ms or state.ttl_ms != self.ttl_ms)
+        changed = (
+            state.status != self.status
+            or state.status_message != self.status_message
+            or state.poll_interval_ms != self.poll_interval_ms
+            or state.ttl_ms != self.ttl_ms
+        )
         self.task_id = state.task_id
         self.status = state.status
         self.status_message = state.status_message
@@ -192,9 +207,11 @@ class TaskHandle:
         if isinstance(progress, (int, float)) and not isinstance(progress, bool):
             total = params.get("total")
             message = params.get("message")
-            self.progress = Progress(float(progress),
-                                     float(total) if isinstance(total, (int, float)) else None,
-                                     scrub_optional(message) if isinstance(message, str) else None)
+            self.progress = Progress(
+                float(progress),
+                float(total) if isinstance(total, (int, float)) else None,
+                scrub_optional(message) if isinstance(message, str) else None,
+            )
             self._changed()
 
     def _log(self, params: dict[str, Any]) -> None:

@@ -80,13 +80,29 @@ def view_of(handle: TaskHandle) -> TaskView:
     )
 
 
-def record_view(*, tool: str | None, server: str, status: str, message: str | None, task_id: str | None,
-                created_at: str | None = None, updated_at: str | None = None) -> TaskView:
+def record_view(
+    *,
+    tool: str | None,
+    server: str,
+    status: str,
+    message: str | None,
+    task_id: str | None,
+    created_at: str | None = None,
+    updated_at: str | None = None,
+) -> TaskView:
     """A task known only from a record (the task index, a server's ``tasks/list``): its last known
     status, never ticking (``started`` is its creation time, ``finished`` its last update once ended)."""
-    return TaskView(tool=tool or "?", server=server, status=status, message=message or None, task_id=task_id,
-                    started=epoch(created_at), finished=epoch(updated_at) if status in FINISHED else None,
-                    done=status in FINISHED, live=False)
+    return TaskView(
+        tool=tool or "?",
+        server=server,
+        status=status,
+        message=message or None,
+        task_id=task_id,
+        started=epoch(created_at),
+        finished=epoch(updated_at) if status in FINISHED else None,
+        done=status in FINISHED,
+        live=False,
+    )
 
 
 def epoch(iso: str | None) -> float | None:
@@ -101,10 +117,19 @@ def epoch(iso: str | None) -> float | None:
 
 def board_row(key: int, view: TaskView) -> dict[str, Any]:
     """One board row (named fields, times to the millisecond to keep rows short)."""
-    return {"key": key, "tool": view.tool, "server": view.server, "status": view.status,
-            "message": view.board_message, "progress": view.progress, "total": view.total,
-            "started": _ms(view.started), "finished": _ms(view.finished), "task_id": view.task_id or "",
-            "live": view.live}
+    return {
+        "key": key,
+        "tool": view.tool,
+        "server": view.server,
+        "status": view.status,
+        "message": view.board_message,
+        "progress": view.progress,
+        "total": view.total,
+        "started": _ms(view.started),
+        "finished": _ms(view.finished),
+        "task_id": view.task_id or "",
+        "live": view.live,
+    }
 
 
 def _ms(value: float | None) -> float | None:

@@ -32,8 +32,9 @@ def run(path: Path) -> bool:
     began = time.monotonic()
     ok = True
     try:
-        NotebookClient(notebook, timeout=300, kernel_name="python3",
-                       resources={"metadata": {"path": str(HERE)}}).execute()
+        NotebookClient(
+            notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+        ).execute()
     except CellExecutionError as exc:
         ok = False
         print(f"  cell failed: {str(exc).strip().splitlines()[-1]}")

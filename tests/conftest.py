@@ -31,10 +31,16 @@ PEER_DIRS = (ROOT / "tests" / "interop", ROOT / "tests" / "conformance")
 #: A test module that uses anything from these modules starts a kernel.
 KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "tests.jupyter.kernel_harness")
 #: Launchers in tests/support/peers.py of the peers ``make peers`` installs (the demo's are not).
-PEER_LAUNCHERS = frozenset({
-    "everything_stdio_argv", "start_everything_http", "mcp1_stdio_argv", "start_mcp1_http",
-    "fastmcp_stdio_argv", "start_fastmcp_http",
-})
+PEER_LAUNCHERS = frozenset(
+    {
+        "everything_stdio_argv",
+        "start_everything_http",
+        "mcp1_stdio_argv",
+        "start_mcp1_http",
+        "fastmcp_stdio_argv",
+        "start_fastmcp_http",
+    }
+)
 
 
 @pytest.fixture

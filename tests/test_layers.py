@@ -30,19 +30,56 @@ pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "mcp_tasks_jupyter"
 
-NOTEBOOK_STACK = frozenset({
-    "IPython", "ipywidgets", "anywidget", "traitlets", "ipykernel", "comm", "jupyter_client", "jupyter_core",
-})
+NOTEBOOK_STACK = frozenset(
+    {
+        "IPython",
+        "ipywidgets",
+        "anywidget",
+        "traitlets",
+        "ipykernel",
+        "comm",
+        "jupyter_client",
+        "jupyter_core",
+    }
+)
 #: What protocol/ may import from outside itself: pure modules (no files, sockets, processes, threads,
 #: clocks or loggers). ``secrets`` only draws random bytes.
-PURE = frozenset({
-    "__future__", "abc", "base64", "binascii", "collections", "collections.abc", "copy", "dataclasses",
-    "datetime", "decimal", "enum", "functools", "hashlib", "hmac", "itertools", "json", "math", "numbers",
-    "operator", "re", "secrets", "string", "types", "typing", "typing_extensions", "unicodedata", "uuid",
-    "pydantic", "pydantic_core",
-})
-CODECS = frozenset({f"{PACKAGE}.protocol.tasks_2025", f"{PACKAGE}.protocol.tasks_ext",
-                    f"{PACKAGE}.protocol.tasks_sep1686"})
+PURE = frozenset(
+    {
+        "__future__",
+        "abc",
+        "base64",
+        "binascii",
+        "collections",
+        "collections.abc",
+        "copy",
+        "dataclasses",
+        "datetime",
+        "decimal",
+        "enum",
+        "functools",
+        "hashlib",
+        "hmac",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "re",
+        "secrets",
+        "string",
+        "types",
+        "typing",
+        "typing_extensions",
+        "unicodedata",
+        "uuid",
+        "pydantic",
+        "pydantic_core",
+    }
+)
+CODECS = frozenset(
+    {f"{PACKAGE}.protocol.tasks_2025", f"{PACKAGE}.protocol.tasks_ext", f"{PACKAGE}.protocol.tasks_sep1686"}
+)
 
 # Violations allowed: none (the client and the jupyter runtime no longer reach into the codecs: the
 # dialects route what their servers send). A pair may never join this list.
@@ -77,7 +114,8 @@ def modules() -> dict[str, Path]:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
@@ -88,8 +126,9 @@ def _walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.Import
             continue
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             yield child, in_function
-        yield from _walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                  ast.Lambda)))
+        yield from _walk(
+            child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        )
 
 
 def imports(known: dict[str, Path]) -> list[Import]:
@@ -137,21 +176,35 @@ def test_the_sources_are_found() -> None:
 
 
 def test_only_the_jupyter_layer_imports_the_notebook_stack() -> None:
-    wrong = [_where(i) for i in IMPORTS
-             if _top(i.target) in NOTEBOOK_STACK and not _inside(i.importer, f"{PACKAGE}.jupyter")]
+    wrong = [
+        _where(i)
+        for i in IMPORTS
+        if _top(i.target) in NOTEBOOK_STACK and not _inside(i.importer, f"{PACKAGE}.jupyter")
+    ]
     assert not wrong, "only mcp_tasks_jupyter/jupyter/ may import IPython & co.:\n" + "\n".join(wrong)
 
 
 def test_the_protocol_layer_does_no_io() -> None:
-    wrong = [_where(i) for i in IMPORTS if _inside(i.importer, f"{PACKAGE}.protocol")
-             and not _inside(i.target, f"{PACKAGE}.protocol") and i.target not in PURE and _top(i.target) not in PURE]
-    assert not wrong, ("mcp_tasks_jupyter/protocol/ imports only pure modules (add one to PURE only if it "
-                       "does no I/O):\n" + "\n".join(wrong))
+    wrong = [
+        _where(i)
+        for i in IMPORTS
+        if _inside(i.importer, f"{PACKAGE}.protocol")
+        and not _inside(i.target, f"{PACKAGE}.protocol")
+        and i.target not in PURE
+        and _top(i.target) not in PURE
+    ]
+    assert not wrong, (
+        "mcp_tasks_jupyter/protocol/ imports only pure modules (add one to PURE only if it "
+        "does no I/O):\n" + "\n".join(wrong)
+    )
 
 
 def test_only_the_dialects_import_the_task_codecs() -> None:
-    used = {(i.importer, i.target): i for i in IMPORTS
-            if i.target in CODECS and not _inside(i.importer, f"{PACKAGE}.dialects") and i.importer not in CODECS}
+    used = {
+        (i.importer, i.target): i
+        for i in IMPORTS
+        if i.target in CODECS and not _inside(i.importer, f"{PACKAGE}.dialects") and i.importer not in CODECS
+    }
     new = [_where(i) for pair, i in sorted(used.items()) if pair not in CODEC_IMPORTS_ALLOWED]
     assert not new, "a task codec is for its dialect only (ask the dialect instead):\n" + "\n".join(new)
     gone = sorted(CODEC_IMPORTS_ALLOWED - used.keys())
@@ -205,7 +258,8 @@ def cycles() -> list[frozenset[str]]:
 def test_no_new_import_cycles() -> None:
     new = [sorted(c) for c in cycles() if not any(c <= allowed for allowed in CYCLES_ALLOWED)]
     assert not new, "new import cycles (break them, e.g. by importing where the name is used):\n" + "\n".join(
-        " <-> ".join(c) for c in new)
+        " <-> ".join(c) for c in new
+    )
 
 
 def test_the_allowed_cycles_still_exist() -> None:

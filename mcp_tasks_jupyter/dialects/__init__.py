@@ -52,32 +52,46 @@ def select_dialect(requested: str, session: Session) -> TaskDialect:
         return CallOnlyDialect(session, "forced by dialect='none'")
     if session.modern:
         if requested in STATEFUL:
-            raise UsageError(f"the {requested!r} task dialect needs the stateful wire (initialize), but "
-                             f"the server speaks {version} statelessly", server=session.name)
+            raise UsageError(
+                f"the {requested!r} task dialect needs the stateful wire (initialize), but "
+                f"the server speaks {version} statelessly",
+                server=session.name,
+            )
         declared = tasks_ext.server_supports(caps)
         if requested == "ext":
-            return ExtDialect(session, "forced by dialect='ext'" + (
-                "" if declared else " (server/discover did not list the tasks extension)"))
+            return ExtDialect(
+                session,
+                "forced by dialect='ext'"
+                + ("" if declared else " (server/discover did not list the tasks extension)"),
+            )
         if declared:
-            return ExtDialect(session, f"server/discover: protocol {version} with "
-                                       f"capabilities.extensions[{tasks_ext.EXTENSION!r}]")
-        return CallOnlyDialect(session, f"server/discover: protocol {version} without the tasks "
-                                        f"extension: calls run as ordinary requests")
+            return ExtDialect(
+                session,
+                f"server/discover: protocol {version} with capabilities.extensions[{tasks_ext.EXTENSION!r}]",
+            )
+        return CallOnlyDialect(
+            session,
+            f"server/discover: protocol {version} without the tasks extension: calls run as ordinary requests",
+        )
     if requested == "ext":
-        raise UsageError(f"the 'ext' task dialect needs the stateless 2026-07-28 wire, but the server "
-                         f"answered initialize with protocol {version}", server=session.name)
+        raise UsageError(
+            f"the 'ext' task dialect needs the stateless 2026-07-28 wire, but the server "
+            f"answered initialize with protocol {version}",
+            server=session.name,
+        )
     if requested == "2025-11-25":
         return Core2025Dialect(session, "forced by dialect='2025-11-25'")
     if requested == "sep1686":
         return Sep1686Dialect(session, "forced by dialect='sep1686'")
     if _declares_2025_calls(caps):
-        return Core2025Dialect(session, f"initialize: protocol {version} with "
-                                        f"capabilities.tasks.requests.tools.call")
+        return Core2025Dialect(
+            session, f"initialize: protocol {version} with capabilities.tasks.requests.tools.call"
+        )
     if tasks_sep1686.server_signals(caps):
-        return Sep1686Dialect(session, f"initialize: protocol {version} with the SEP-1686 draft's "
-                                       f"tasks capability")
-    return CallOnlyDialect(session, "the server declared no task support: calls run as ordinary "
-                                    "requests")
+        return Sep1686Dialect(
+            session, f"initialize: protocol {version} with the SEP-1686 draft's tasks capability"
+        )
+    return CallOnlyDialect(session, "the server declared no task support: calls run as ordinary requests")
 
 
 __all__ = [

@@ -49,8 +49,9 @@ class Answers(Protocol):
 
     async def sample(self, params: dict[str, Any], handle: TaskHandle | None) -> dict[str, Any]: ...
 
-    async def answer_inputs(self, requests: dict[str, dict[str, Any]],
-                            handle: TaskHandle | None) -> dict[str, Any]: ...
+    async def answer_inputs(
+        self, requests: dict[str, dict[str, Any]], handle: TaskHandle | None
+    ) -> dict[str, Any]: ...
 
 
 class TaskDialect(ABC):
@@ -140,8 +141,15 @@ class TaskDialect(ABC):
     # -- the task's life -----------------------------------------------------------------------
 
     @abstractmethod
-    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
+    async def create(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        ttl_ms: int | None,
+        progress_token: str,
+        handle: TaskHandle | None = None,
+    ) -> TaskState | ToolResult:
         """Start the tool as a task; a server that answers at once gives a ToolResult instead.
 
         ``handle`` is the handle the task will have (questions asked before the task exists
@@ -166,6 +174,7 @@ class TaskDialect(ABC):
     async def delete(self, task_id: str) -> None:
         """Ask the server to forget a task and its result (only where ``supports_delete``)."""
         from ..errors import UsageError
+
         raise UsageError(f"the {self.name} task dialect has no way to delete a task", server=self.server)
 
     def on_push(self, params: dict[str, Any]) -> TaskState:
@@ -182,8 +191,9 @@ class TaskDialect(ABC):
 
     # -- shared helpers ------------------------------------------------------------------------
 
-    async def list_pages(self, parse: Callable[[dict[str, Any]], tuple[builtins.list[TaskState], str | None]]
-                         ) -> builtins.list[TaskState]:
+    async def list_pages(
+        self, parse: Callable[[dict[str, Any]], tuple[builtins.list[TaskState], str | None]]
+    ) -> builtins.list[TaskState]:
         """Every page of ``tasks/list`` (a cursor seen twice ends the walk), parsed by ``parse``."""
         states: builtins.list[TaskState] = []
         cursor: str | None = None
@@ -198,8 +208,9 @@ class TaskDialect(ABC):
             if not cursor or cursor in seen:
                 return states
             seen.add(cursor)
-        log.warning("%s: tasks/list still had more after %d pages; listing stopped there", self.server,
-                    MAX_LIST_PAGES)
+        log.warning(
+            "%s: tasks/list still had more after %d pages; listing stopped there", self.server, MAX_LIST_PAGES
+        )
         return states
 
     def task_error(self, exc: ProtocolError, task_id: str) -> Exception:

@@ -40,10 +40,18 @@ class Core2025Dialect(TaskDialect):
     def requires_task(self, tool: Tool) -> bool:
         return tool.task_support == "required"
 
-    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
+    async def create(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        ttl_ms: int | None,
+        progress_token: str,
+        handle: TaskHandle | None = None,
+    ) -> TaskState | ToolResult:
         raw = await self.session.request(
-            "tools/call", wire.call_params(tool.name, arguments, ttl_ms, progress_token))
+            "tools/call", wire.call_params(tool.name, arguments, ttl_ms, progress_token)
+        )
         if "task" not in raw and "content" in raw:
             # Some servers run a call inline even when asked for a task; accept the result.
             return self._tool_result(raw, "tools/call")
@@ -69,8 +77,7 @@ class Core2025Dialect(TaskDialect):
         fetch = self._fetches.get(task_id)
         if fetch is None or (fetch.done() and (fetch.cancelled() or fetch.exception() is not None)):
             # Blocks until the task is terminal: no timeout, cancelled through release()/cancel.
-            fetch = asyncio.ensure_future(self.session.request("tasks/result", {"taskId": task_id},
-                                                               timeout=None))
+            fetch = asyncio.ensure_future(self.session.request("tasks/result", {"taskId": task_id}, timeout=None))
             fetch.add_done_callback(_consume)
             self._fetches[task_id] = fetch
         return fetch
@@ -79,27 +86,43 @@ class Core2025Dialect(TaskDialect):
         task_id = handle.task_id
         assert task_id is not None
         if handle.status == CANCELLED:
-            raise TaskCancelled(handle.status_message or "the task was cancelled", server=self.server,
-                                task_id=task_id, tool=handle.tool)
+            raise TaskCancelled(
+                handle.status_message or "the task was cancelled",
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+            )
         try:
             # The task is terminal, so the server owes the answer now: wait a normal request's time.
             async with asyncio.timeout(self.session.request_timeout):
                 raw = await asyncio.shield(self._open_fetch(task_id))
         except TimeoutError:
-            raise RequestTimeout(f"tasks/result: no answer within {self.session.request_timeout} s "
-                                 f"for a finished task", server=self.server) from None
+            raise RequestTimeout(
+                f"tasks/result: no answer within {self.session.request_timeout} s for a finished task",
+                server=self.server,
+            ) from None
         except ProtocolError as exc:
             if isinstance(exc, InvalidMessage):
                 raise
-            raise TaskFailed(handle.status_message or exc.message, server=self.server, task_id=task_id,
-                             tool=handle.tool, status_message=handle.status_message,
-                             error=exc.error) from None
+            raise TaskFailed(
+                handle.status_message or exc.message,
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+                status_message=handle.status_message,
+                error=exc.error,
+            ) from None
         finally:
             self._fetches.pop(task_id, None)
         if handle.status == FAILED and "content" not in raw:
             # Some servers (mcp 1.x) answer a failed task's tasks/result with only its _meta.
-            raise TaskFailed(handle.status_message or "the task failed", server=self.server,
-                             task_id=task_id, tool=handle.tool, status_message=handle.status_message)
+            raise TaskFailed(
+                handle.status_message or "the task failed",
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+                status_message=handle.status_message,
+            )
         return self._tool_result(raw, "tasks/result")
 
     def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
@@ -142,8 +165,15 @@ class CallOnlyDialect(TaskDialect):
     def requires_task(self, tool: Tool) -> bool:
         return False
 
-    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
+    async def create(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        ttl_ms: int | None,
+        progress_token: str,
+        handle: TaskHandle | None = None,
+    ) -> TaskState | ToolResult:
         raise UsageError("this server has no tasks", server=self.server)
 
     async def get(self, task_id: str) -> TaskState:

@@ -45,8 +45,14 @@ UPDATE_ATTEMPTS = 4
 #: finite: hundreds of them would leave no connection for the polls themselves.
 MAX_LISTENERS = 16
 #: Errors that mean a server offers no ``subscriptions/listen`` for tasks.
-_NO_LISTEN = frozenset({jsonrpc.METHOD_NOT_FOUND, jsonrpc.INVALID_PARAMS, jsonrpc.INVALID_REQUEST,
-                        modern.MISSING_REQUIRED_CLIENT_CAPABILITY})
+_NO_LISTEN = frozenset(
+    {
+        jsonrpc.METHOD_NOT_FOUND,
+        jsonrpc.INVALID_PARAMS,
+        jsonrpc.INVALID_REQUEST,
+        modern.MISSING_REQUIRED_CLIENT_CAPABILITY,
+    }
+)
 
 
 @dataclass(slots=True)
@@ -102,8 +108,15 @@ class ExtDialect(TaskDialect):
 
     # -- creation ------------------------------------------------------------------------------
 
-    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
+    async def create(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        ttl_ms: int | None,
+        progress_token: str,
+        handle: TaskHandle | None = None,
+    ) -> TaskState | ToolResult:
         # No ttl to ask for: the extension lets the server choose the retention.
         params: dict[str, Any] = {"name": tool.name, "arguments": arguments}
         if progress_token is not None:
@@ -124,8 +137,12 @@ class ExtDialect(TaskDialect):
                 return ToolResult.from_wire(raw)
         except ValueError as exc:
             raise InvalidMessage(str(exc), server=self.server, method="tools/call", data=raw) from None
-        raise InvalidMessage(f"unknown resultType {kind!r} in the answer to tools/call", server=self.server,
-                             method="tools/call", data=raw)
+        raise InvalidMessage(
+            f"unknown resultType {kind!r} in the answer to tools/call",
+            server=self.server,
+            method="tools/call",
+            data=raw,
+        )
 
     # -- polling -------------------------------------------------------------------------------
 
@@ -175,8 +192,9 @@ class ExtDialect(TaskDialect):
             return
         for key, request in record.requests.items():
             if key not in record.answered and key not in record.answering:
-                job = asyncio.create_task(self._answer(handle, record, key, request),
-                                          name=f"mcp-task-input {handle.task_id} {key}")
+                job = asyncio.create_task(
+                    self._answer(handle, record, key, request), name=f"mcp-task-input {handle.task_id} {key}"
+                )
                 record.answering[key] = job
                 job.add_done_callback(functools.partial(self._settled, record, key))
 
@@ -199,10 +217,11 @@ class ExtDialect(TaskDialect):
                 break
             except (ConnectionFailed, RequestTimeout) as exc:
                 if self.session.closed_error is not None or attempt == UPDATE_ATTEMPTS:
-                    log.warning("%s: could not deliver the answer to %s of task %s: %s",
-                                self.server, key, task_id, exc)
+                    log.warning(
+                        "%s: could not deliver the answer to %s of task %s: %s", self.server, key, task_id, exc
+                    )
                     return
-                await asyncio.sleep(0.5 * 2 ** attempt)
+                await asyncio.sleep(0.5 * 2**attempt)
             except ProtocolError as exc:
                 log.warning("%s: tasks/update for %s of task %s refused: %s", self.server, key, task_id, exc)
                 return
@@ -219,22 +238,36 @@ class ExtDialect(TaskDialect):
                 await self.get(task_id)
                 record = self._tasks.get(task_id) or record
             if record.result is None:
-                raise InvalidMessage(f"task {task_id} is completed but tasks/get carries no result",
-                                     server=self.server, method="tasks/get")
+                raise InvalidMessage(
+                    f"task {task_id} is completed but tasks/get carries no result",
+                    server=self.server,
+                    method="tasks/get",
+                )
             try:
                 return ToolResult.from_wire(record.result)
             except ValueError as exc:
-                raise InvalidMessage(str(exc), server=self.server, method="tasks/get",
-                                     data=record.result) from None
+                raise InvalidMessage(
+                    str(exc), server=self.server, method="tasks/get", data=record.result
+                ) from None
         if handle.status == CANCELLED:
-            raise TaskCancelled(handle.status_message or "the task was cancelled", server=self.server,
-                                task_id=task_id, tool=handle.tool)
+            raise TaskCancelled(
+                handle.status_message or "the task was cancelled",
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+            )
         error = record.error
         message = error.get("message") if isinstance(error, dict) else None
-        raise TaskFailed(handle.status_message or (message if isinstance(message, str) else None)
-                         or f"the task ended {handle.status}", server=self.server, task_id=task_id,
-                         tool=handle.tool, status_message=handle.status_message,
-                         error=error if handle.status == FAILED else None)
+        raise TaskFailed(
+            handle.status_message
+            or (message if isinstance(message, str) else None)
+            or f"the task ended {handle.status}",
+            server=self.server,
+            task_id=task_id,
+            tool=handle.tool,
+            status_message=handle.status_message,
+            error=error if handle.status == FAILED else None,
+        )
 
     async def cancel(self, task_id: str) -> TaskState | None:
         """Ask for cancellation; the server only acknowledges, so polling shows the outcome."""
@@ -257,8 +290,11 @@ class ExtDialect(TaskDialect):
     # -- push notifications --------------------------------------------------------------------
 
     def _listen(self, task_id: str, record: _Task) -> None:
-        if self.listen_supported is False or self.session.closed_error is not None \
-                or self.listeners >= MAX_LISTENERS:
+        if (
+            self.listen_supported is False
+            or self.session.closed_error is not None
+            or self.listeners >= MAX_LISTENERS
+        ):
             return
         self.listeners += 1
         record.listener = asyncio.ensure_future(self._listen_to(task_id))
@@ -273,8 +309,9 @@ class ExtDialect(TaskDialect):
         try:
             await self.session.request(modern.SUBSCRIPTIONS_LISTEN, wire.listen_params([task_id]), timeout=None)
         except MCPError as exc:
-            if (isinstance(exc, ProtocolError) and exc.code in _NO_LISTEN) or \
-                    (isinstance(exc, HTTPStatusError) and 400 <= exc.status_code < 500):
+            if (isinstance(exc, ProtocolError) and exc.code in _NO_LISTEN) or (
+                isinstance(exc, HTTPStatusError) and 400 <= exc.status_code < 500
+            ):
                 self.listen_supported = False
             log.debug("%s: no task notifications through subscriptions/listen: %s", self.server, exc)
             return

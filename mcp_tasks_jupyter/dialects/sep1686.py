@@ -75,11 +75,21 @@ class Sep1686Dialect(TaskDialect):
 
     # -- creation: the race --------------------------------------------------------------------
 
-    async def create(self, tool: Tool, arguments: dict[str, Any], *, ttl_ms: int | None,
-                     progress_token: str, handle: TaskHandle | None = None) -> TaskState | ToolResult:
+    async def create(
+        self,
+        tool: Tool,
+        arguments: dict[str, Any],
+        *,
+        ttl_ms: int | None,
+        progress_token: str,
+        handle: TaskHandle | None = None,
+    ) -> TaskState | ToolResult:
         task_id = wire.new_task_id()
-        call = asyncio.ensure_future(self.session.request(
-            "tools/call", wire.call_params(tool.name, arguments, task_id, ttl_ms, progress_token), timeout=None))
+        call = asyncio.ensure_future(
+            self.session.request(
+                "tools/call", wire.call_params(tool.name, arguments, task_id, ttl_ms, progress_token), timeout=None
+            )
+        )
         draft = _Draft(call, handle=handle)
         self._drafts[task_id] = draft
         if handle is not None:
@@ -143,8 +153,9 @@ class Sep1686Dialect(TaskDialect):
         error = call.exception()
         if error is not None and not isinstance(error, ProtocolError):
             return  # the connection broke: polling tells what became of the task
-        self.events.pushed(task_id, TaskState(task_id, FAILED if error is not None else COMPLETED,
-                                              draft.handle.status_message))
+        self.events.pushed(
+            task_id, TaskState(task_id, FAILED if error is not None else COMPLETED, draft.handle.status_message)
+        )
 
     def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
         try:
@@ -174,25 +185,47 @@ class Sep1686Dialect(TaskDialect):
         if draft is not None and draft.call.done() and not draft.call.cancelled():
             error = draft.call.exception()
             if isinstance(error, ProtocolError):
-                raise TaskFailed(handle.status_message or error.message, server=self.server, task_id=task_id,
-                                 tool=handle.tool, status_message=handle.status_message, error=error.error)
+                raise TaskFailed(
+                    handle.status_message or error.message,
+                    server=self.server,
+                    task_id=task_id,
+                    tool=handle.tool,
+                    status_message=handle.status_message,
+                    error=error.error,
+                )
             if error is None:
                 return self._tool_result(draft.call.result(), "tools/call")
         if handle.status == CANCELLED:
-            raise TaskCancelled(handle.status_message or "the task was cancelled", server=self.server,
-                                task_id=task_id, tool=handle.tool)
+            raise TaskCancelled(
+                handle.status_message or "the task was cancelled",
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+            )
         if handle.status != COMPLETED:
-            what = "the server lost track of it (status unknown)" if handle.status == "unknown" \
-                else "the task failed"
-            raise TaskFailed(handle.status_message or what, server=self.server, task_id=task_id,
-                             tool=handle.tool, status_message=handle.status_message)
+            what = (
+                "the server lost track of it (status unknown)" if handle.status == "unknown" else "the task failed"
+            )
+            raise TaskFailed(
+                handle.status_message or what,
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+                status_message=handle.status_message,
+            )
         try:
             raw = await self.session.request("tasks/result", wire.task_params(task_id))
         except ProtocolError as exc:
             if isinstance(exc, InvalidMessage):
                 raise
-            raise TaskFailed(exc.message, server=self.server, task_id=task_id, tool=handle.tool,
-                             status_message=handle.status_message, error=exc.error) from None
+            raise TaskFailed(
+                exc.message,
+                server=self.server,
+                task_id=task_id,
+                tool=handle.tool,
+                status_message=handle.status_message,
+                error=exc.error,
+            ) from None
         return self._tool_result(raw, "tasks/result")
 
     # -- cancel, list, delete ------------------------------------------------------------------
@@ -201,8 +234,11 @@ class Sep1686Dialect(TaskDialect):
         """Withdraw the original request (``notifications/cancelled``); polling confirms the outcome."""
         draft = self._drafts.get(task_id)
         if draft is None:
-            raise UsageError("a SEP-1686 task is cancelled through the request that created it, which "
-                             "this connection did not send", server=self.server)
+            raise UsageError(
+                "a SEP-1686 task is cancelled through the request that created it, which "
+                "this connection did not send",
+                server=self.server,
+            )
         if not draft.call.done():
             draft.call.cancel()
         return None
@@ -228,4 +264,3 @@ class Sep1686Dialect(TaskDialect):
 def _consume(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
-

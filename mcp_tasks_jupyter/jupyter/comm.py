@@ -105,8 +105,10 @@ class TasksChannel:
 
     def snapshot(self) -> dict[str, Any]:
         """Every task of this kernel, oldest first."""
-        return {"type": "snapshot",
-                "tasks": [task_entry(key, handle, self._cells[key]) for key, handle in self._handles.items()]}
+        return {
+            "type": "snapshot",
+            "tasks": [task_entry(key, handle, self._cells[key]) for key, handle in self._handles.items()],
+        }
 
     # -- the front-end's side --------------------------------------------------------------------
 
@@ -140,16 +142,25 @@ class TasksChannel:
     def _cancel(self, comm: Any, key: str) -> None:
         handle = self._handles.get(key)
         if handle is None:
-            self._send_to(comm, {"type": "cancel_result", "key": key, "ok": False,
-                                 "error": "this kernel does not know that task"})
+            self._send_to(
+                comm,
+                {"type": "cancel_result", "key": key, "ok": False, "error": "this kernel does not know that task"},
+            )
             return
 
         async def cancel() -> None:
             try:
                 await handle.cancel()
             except Exception as exc:  # said in the sidebar's row; the task view shows the rest
-                self._send_to(comm, {"type": "cancel_result", "key": key, "ok": False,
-                                     "error": exc.detail if isinstance(exc, MCPError) else str(exc)})
+                self._send_to(
+                    comm,
+                    {
+                        "type": "cancel_result",
+                        "key": key,
+                        "ok": False,
+                        "error": exc.detail if isinstance(exc, MCPError) else str(exc),
+                    },
+                )
                 return
             self._send_to(comm, {"type": "cancel_result", "key": key, "ok": True, "error": None})
 

@@ -70,8 +70,10 @@ class ServerConfig:
 
     def __repr__(self) -> str:
         target = safe_url(self.display_target)
-        return (f"ServerConfig(name={self.name!r}, source={str(self.source)!r}, transport={self.transport!r}, "
-                f"target={target!r}, headers={sorted(self.headers)}, env={sorted(self.env)})")
+        return (
+            f"ServerConfig(name={self.name!r}, source={str(self.source)!r}, transport={self.transport!r}, "
+            f"target={target!r}, headers={sorted(self.headers)}, env={sorted(self.env)})"
+        )
 
     __str__ = __repr__
 
@@ -115,18 +117,18 @@ def read_servers(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                          f"column {exc.colno}") from None
+        raise ConfigError(
+            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a JSON object with \"mcpServers\"")
+        raise ConfigError(f'{path} must hold a JSON object with "mcpServers"')
     servers = data.get("mcpServers", data.get("servers", {}))
     if not isinstance(servers, dict):
-        raise ConfigError(f"{path}: \"mcpServers\" must be an object of name -> server")
+        raise ConfigError(f'{path}: "mcpServers" must be an object of name -> server')
     return servers
 
 
-def load_server(name: str, *, environ: Mapping[str, str] | None = None,
-                cwd: Path | None = None) -> ServerConfig:
+def load_server(name: str, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> ServerConfig:
     """Find ``name`` in the ``mcp.json`` files (see the module docstring) and expand it."""
     environ = os.environ if environ is None else environ
     paths = search_paths(environ, cwd)
@@ -138,17 +140,17 @@ def load_server(name: str, *, environ: Mapping[str, str] | None = None,
         seen.extend(n for n in servers if n not in seen)
     looked = ", ".join(str(p) for p in paths)
     known = f" (servers defined: {', '.join(sorted(seen))})" if seen else ""
-    raise ConfigError(f"no server named {name!r} in {looked}{known}; give a URL or command: "
-                      f"%mcp_connect {name} URL_OR_COMMAND")
+    raise ConfigError(
+        f"no server named {name!r} in {looked}{known}; give a URL or command: %mcp_connect {name} URL_OR_COMMAND"
+    )
 
 
-def parse_entry(name: str, entry: Any, source: Path,
-                environ: Mapping[str, str] | None = None) -> ServerConfig:
+def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] | None = None) -> ServerConfig:
     """Check one server entry and expand ``${env:VAR}`` in its strings."""
     environ = os.environ if environ is None else environ
     where = f"{source}: server {name!r}"
     if not isinstance(entry, dict):
-        raise ConfigError(f"{where} must be an object with \"command\" or \"url\"")
+        raise ConfigError(f'{where} must be an object with "command" or "url"')
     secrets: set[str] = set()
 
     def expand(value: Any, what: str, secret: bool = False) -> str:
@@ -170,38 +172,46 @@ def parse_entry(name: str, entry: Any, source: Path,
     def table(key: str) -> dict[str, str]:
         raw = entry.get(key) or {}
         if not isinstance(raw, dict):
-            raise ConfigError(f"{where}: \"{key}\" must be an object of name -> string")
+            raise ConfigError(f'{where}: "{key}" must be an object of name -> string')
         return {str(k): expand(v, f"{key}.{k}", secret=True) for k, v in raw.items()}
 
     kind = entry.get("type")
     if kind is not None and kind not in ("stdio", *HTTP_TYPES):
-        raise ConfigError(f"{where}: unsupported \"type\": {kind!r} (use \"stdio\" or \"http\")")
+        raise ConfigError(f'{where}: unsupported "type": {kind!r} (use "stdio" or "http")')
     dialect = entry.get("dialect")
     if dialect is not None and not isinstance(dialect, str):
-        raise ConfigError(f"{where}: \"dialect\" must be a string")
+        raise ConfigError(f'{where}: "dialect" must be a string')
     wants_http = kind in HTTP_TYPES or (kind is None and "url" in entry and "command" not in entry)
     if wants_http:
         if "url" not in entry:
-            raise ConfigError(f"{where} has \"type\": {kind!r} but no \"url\"")
+            raise ConfigError(f'{where} has "type": {kind!r} but no "url"')
         url = expand(entry["url"], "url")
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}: \"url\" must start with http:// or https://")
+            raise ConfigError(f'{where}: "url" must start with http:// or https://')
         if entry.get("env"):
-            raise ConfigError(f"{where}: \"env\" applies to stdio servers; this one has a url")
-        return ServerConfig(name, source, url, headers=table("headers"), dialect=dialect,
-                            display_target=entry["url"], secrets=_scrubbable(secrets))
+            raise ConfigError(f'{where}: "env" applies to stdio servers; this one has a url')
+        return ServerConfig(
+            name,
+            source,
+            url,
+            headers=table("headers"),
+            dialect=dialect,
+            display_target=entry["url"],
+            secrets=_scrubbable(secrets),
+        )
     if "command" not in entry:
-        raise ConfigError(f"{where} needs \"command\" (stdio) or \"url\" (HTTP)")
+        raise ConfigError(f'{where} needs "command" (stdio) or "url" (HTTP)')
     command = expand(entry["command"], "command")
     args = entry.get("args") or []
     if not isinstance(args, list):
-        raise ConfigError(f"{where}: \"args\" must be a list of strings")
+        raise ConfigError(f'{where}: "args" must be a list of strings')
     argv = [command, *(expand(a, f"args[{i}]") for i, a in enumerate(args))]
     if entry.get("headers"):
-        raise ConfigError(f"{where}: \"headers\" apply to HTTP servers; this one has a command")
+        raise ConfigError(f'{where}: "headers" apply to HTTP servers; this one has a command')
     display = " ".join([entry["command"], *(str(a) for a in args)])
-    return ServerConfig(name, source, argv, env=table("env"), dialect=dialect,
-                        display_target=display, secrets=_scrubbable(secrets))
+    return ServerConfig(
+        name, source, argv, env=table("env"), dialect=dialect, display_target=display, secrets=_scrubbable(secrets)
+    )
 
 
 def _scrubbable(values: set[str]) -> frozenset[str]:

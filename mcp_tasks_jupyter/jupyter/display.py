@@ -46,8 +46,7 @@ def show_task(handle: TaskHandle) -> None:
         _update_when_done(shell, handle, summary)
 
 
-def show_board(handles: Sequence[TaskHandle], *, server: str | None = None,
-               status: str | None = None) -> None:
+def show_board(handles: Sequence[TaskHandle], *, server: str | None = None, status: str | None = None) -> None:
     """Display a board of ``handles`` with this notebook's other tasks (:func:`make_board`), its
     filters pre-set to server name ``server`` and status ``status`` (the person can change them).
 
@@ -63,8 +62,14 @@ def show_board(handles: Sequence[TaskHandle], *, server: str | None = None,
     display(make_board(handles, server=server, status=status))
 
 
-def make_board(handles: Sequence[TaskHandle] | None = None, *, server: str | None = None,
-               status: str | None = None, runtime: Any = None, listing: bool = True) -> Any:
+def make_board(
+    handles: Sequence[TaskHandle] | None = None,
+    *,
+    server: str | None = None,
+    status: str | None = None,
+    runtime: Any = None,
+    listing: bool = True,
+) -> Any:
     """A :class:`~.widgets.BoardWidget` of every task this notebook knows, de-duplicated by
     (server, task id):
 
@@ -100,16 +105,23 @@ def make_board(handles: Sequence[TaskHandle] | None = None, *, server: str | Non
         for record in records:
             if record.notebook != notebook or record.id in live_rows:
                 continue
-            board.add_static(tool=record.tool, server=connection.name, status=record.status,
-                             message=record.status_message, task_id=record.task_id,
-                             created_at=record.created_at)
+            board.add_static(
+                tool=record.tool,
+                server=connection.name,
+                status=record.status,
+                message=record.status_message,
+                task_id=record.task_id,
+                created_at=record.created_at,
+            )
     board.refresh()  # the index rows are part of the first picture
     if listing:
         for connection in connections:
             if getattr(connection.client.dialect, "supports_list", False):
                 try:
-                    job = runtime.spawn(_list_into(board, runtime, connection.name, connection.client),
-                                        name=f"mcp-tasks-list {connection.name}")
+                    job = runtime.spawn(
+                        _list_into(board, runtime, connection.name, connection.client),
+                        name=f"mcp-tasks-list {connection.name}",
+                    )
                 except RuntimeError as exc:  # no running event loop
                     board.add_note(f"tasks/list on {connection.name} was not asked: {exc}")
                 else:
@@ -126,9 +138,16 @@ async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
         board.add_note(f"tasks/list on {name} failed: {runtime.redact(text)}")
         return
     for state in states:
-        board.add_static(tool=None, server=name, status=state.status, message=state.status_message,
-                         task_id=state.task_id, created_at=state.created_at,
-                         updated_at=state.last_updated_at, refresh=True)
+        board.add_static(
+            tool=None,
+            server=name,
+            status=state.status,
+            message=state.status_message,
+            task_id=state.task_id,
+            created_at=state.created_at,
+            updated_at=state.last_updated_at,
+            refresh=True,
+        )
 
 
 def summary_bundle(handle: TaskHandle) -> dict[str, str]:
@@ -146,6 +165,7 @@ def _update_when_done(shell: Any, handle: TaskHandle, summary: Any) -> None:
     messages of the cell they are running (nbclient, papermill) drop it, so the same update is sent
     again from ``post_run_cell``, inside whichever cell runs next.
     """
+
     def on_change(h: TaskHandle) -> None:
         if not h.done():
             return

@@ -65,6 +65,7 @@ def _no_expand(text: str) -> str:
 
 # -- words and values ----------------------------------------------------------------------------
 
+
 def split_words(text: str) -> list[str]:
     """Split ``text`` at whitespace outside quotes and brackets; words keep their quotes as written."""
     words: list[str] = []
@@ -100,8 +101,10 @@ def split_words(text: str) -> list[str]:
     if quote is not None:
         raise ArgumentError(f"unclosed {quote} in {word!r}: close the quote, or quote the whole value")
     if stack:
-        raise ArgumentError(f"unclosed {stack[-1]!r} in {word!r}: close it, or put the value in quotes, "
-                            f'e.g. key="{word.partition("=")[2] or word}"')
+        raise ArgumentError(
+            f"unclosed {stack[-1]!r} in {word!r}: close it, or put the value in quotes, "
+            f'e.g. key="{word.partition("=")[2] or word}"'
+        )
     if word:
         words.append(word)
     return words
@@ -162,8 +165,10 @@ def parse_arguments(words: Sequence[str], *, expand: Expand = _no_expand) -> dic
     for word in words:
         key, eq, raw = word.partition("=")
         if not eq:
-            raise ArgumentError(f"expected key=value, got {word!r}"
-                                + (" (options go before NAME:TOOL)" if word.startswith("-") else ""))
+            raise ArgumentError(
+                f"expected key=value, got {word!r}"
+                + (" (options go before NAME:TOOL)" if word.startswith("-") else "")
+            )
         if not KEY_RE.match(key):
             raise ArgumentError(f"{key!r} is not an argument name (in {word!r})")
         if key in arguments:
@@ -174,6 +179,7 @@ def parse_arguments(words: Sequence[str], *, expand: Expand = _no_expand) -> dic
 
 # -- options -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Option:
     names: tuple[str, ...]
@@ -182,8 +188,9 @@ class _Option:
     metavar: str = ""
 
 
-def _take_options(words: list[str], options: Sequence[_Option], magic: str,
-                  expand: Expand) -> tuple[dict[str, Any], list[str]]:
+def _take_options(
+    words: list[str], options: Sequence[_Option], magic: str, expand: Expand
+) -> tuple[dict[str, Any], list[str]]:
     """Consume the leading option words; returns (dest -> raw value or True, remaining words)."""
     by_name = {name: option for option in options for name in option.names}
     found: dict[str, Any] = {}
@@ -282,8 +289,9 @@ def parse_target(word: str, magic: str = "mcp_task") -> tuple[str | None, str]:
     return server or None, tool
 
 
-def parse_task_line(line: str, *, body: str | None = None, expand: Expand = _no_expand,
-                    magic: str = "mcp_task") -> TaskCall:
+def parse_task_line(
+    line: str, *, body: str | None = None, expand: Expand = _no_expand, magic: str = "mcp_task"
+) -> TaskCall:
     """Parse ``[options] NAME:TOOL [key=value ...]`` (and, for ``%%mcp_task``, the cell body)."""
     shown = magic if body is None else f"%{magic}"  # messages say %mcp_task or %%mcp_task
     try:
@@ -305,8 +313,9 @@ def parse_task_line(line: str, *, body: str | None = None, expand: Expand = _no_
             raise ArgumentError(f"%{shown} {rest[0]}: {exc}") from None
         twice = sorted(set(from_body) & set(arguments))
         if twice:
-            raise ArgumentError(f"%{shown} {rest[0]}: argument(s) {', '.join(twice)} given both on the "
-                                "line and in the cell body")
+            raise ArgumentError(
+                f"%{shown} {rest[0]}: argument(s) {', '.join(twice)} given both on the line and in the cell body"
+            )
         arguments = {**from_body, **arguments}
     answers = None
     if "answers" in found:
@@ -314,10 +323,14 @@ def parse_task_line(line: str, *, body: str | None = None, expand: Expand = _no_
         if isinstance(answers, str):  # quoted like a shell word: --answers '{"depth": 2}'
             answers = parse_value(answers)
         if not isinstance(answers, dict):
-            raise ArgumentError(f"%{shown}: --answers needs a JSON mapping of field names to values, "
-                                f"e.g. --answers '{{\"depth\": 2}}'")
+            raise ArgumentError(
+                f"%{shown}: --answers needs a JSON mapping of field names to values, "
+                f"e.g. --answers '{{\"depth\": 2}}'"
+            )
     return TaskCall(
-        server=server, tool=tool, arguments=arguments,
+        server=server,
+        tool=tool,
+        arguments=arguments,
         out=_variable(found["out"], "-o", shown) if "out" in found else None,
         wait=bool(found.get("wait")),
         ttl=_positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
@@ -337,8 +350,10 @@ def parse_cell_body(body: str) -> dict[str, Any]:
         value = _load_yaml(body)
     if not isinstance(value, dict):
         kind = "nothing" if value is None else f"a {type(value).__name__}"
-        raise ArgumentError(f"the cell body must be a mapping of argument names to values "
-                            f"(JSON object or YAML 'key: value' lines), got {kind}")
+        raise ArgumentError(
+            f"the cell body must be a mapping of argument names to values "
+            f"(JSON object or YAML 'key: value' lines), got {kind}"
+        )
     try:
         return {_body_key(k): _body_value(v, str(k)) for k, v in value.items()}
     except TypeError as exc:
@@ -398,8 +413,10 @@ class ConnectArgs:
 
     def __repr__(self) -> str:  # header and env values are secrets: never shown
         target = safe_url(self.target) if isinstance(self.target, str) else self.target
-        return (f"ConnectArgs(name={self.name!r}, target={target!r}, headers={sorted(self.headers)}, "
-                f"env={sorted(self.env)}, dialect={self.dialect!r}, timeout={self.timeout!r})")
+        return (
+            f"ConnectArgs(name={self.name!r}, target={target!r}, headers={sorted(self.headers)}, "
+            f"env={sorted(self.env)}, dialect={self.dialect!r}, timeout={self.timeout!r})"
+        )
 
 
 def parse_connect_line(line: str) -> ConnectArgs:
@@ -424,9 +441,11 @@ def parse_connect_line(line: str) -> ConnectArgs:
             key, eq, inline = word.partition("=")
             option = by_name.get(key)
             if option is None:
-                raise ArgumentError(f"%mcp_connect: unknown option {key!r} before the server command "
-                                    f"(options: --header, --env, --dialect, --timeout; "
-                                    f"put '--' before a command that starts with '-')")
+                raise ArgumentError(
+                    f"%mcp_connect: unknown option {key!r} before the server command "
+                    f"(options: --header, --env, --dialect, --timeout; "
+                    f"put '--' before a command that starts with '-')"
+                )
             if eq:
                 raw = inline
             elif i + 1 < len(words):
@@ -451,14 +470,14 @@ def parse_connect_line(line: str) -> ConnectArgs:
             break
         i += 1
     if name is None:
-        raise ArgumentError("%mcp_connect: which server? Write %mcp_connect NAME URL_OR_COMMAND "
-                            "(or just NAME to use mcp.json)")
+        raise ArgumentError(
+            "%mcp_connect: which server? Write %mcp_connect NAME URL_OR_COMMAND (or just NAME to use mcp.json)"
+        )
     if not NAME_RE.match(name):
         raise ArgumentError(f"%mcp_connect: {name!r} is not a usable name (letters, digits, _ . -; no ':')")
     dialect = values.get("dialect")
     if dialect is not None and dialect not in DIALECTS:
-        raise ArgumentError(f"%mcp_connect: unknown dialect {dialect!r} (choose one of "
-                            f"{', '.join(DIALECTS)})")
+        raise ArgumentError(f"%mcp_connect: unknown dialect {dialect!r} (choose one of {', '.join(DIALECTS)})")
     timeout = None
     if "timeout" in values:
         try:
@@ -466,22 +485,27 @@ def parse_connect_line(line: str) -> ConnectArgs:
         except ValueError:
             timeout = -1.0
         if not timeout > 0:
-            raise ArgumentError(f"%mcp_connect: --timeout needs a number of seconds > 0, "
-                                f"got {values['timeout']!r}")
+            raise ArgumentError(
+                f"%mcp_connect: --timeout needs a number of seconds > 0, got {values['timeout']!r}"
+            )
     resolved: str | list[str] | None = None
     if target:
         if target[0].startswith(("http://", "https://")):
             if len(target) > 1:
-                raise ArgumentError(f"%mcp_connect {name}: a URL takes no further words "
-                                    f"(got {' '.join(target[1:])!r}); options go before the URL")
+                raise ArgumentError(
+                    f"%mcp_connect {name}: a URL takes no further words "
+                    f"(got {' '.join(target[1:])!r}); options go before the URL"
+                )
             if env:
-                raise ArgumentError(f"%mcp_connect {name}: --env applies to commands (stdio); "
-                                    "this target is a URL")
+                raise ArgumentError(
+                    f"%mcp_connect {name}: --env applies to commands (stdio); this target is a URL"
+                )
             resolved = target[0]
         else:
             if headers:
-                raise ArgumentError(f"%mcp_connect {name}: --header applies to URLs (HTTP); "
-                                    "this target is a command")
+                raise ArgumentError(
+                    f"%mcp_connect {name}: --header applies to URLs (HTTP); this target is a command"
+                )
             resolved = target
     return ConnectArgs(name, resolved, headers, env, dialect, timeout)
 
@@ -492,9 +516,10 @@ def _pair(raw: str, option: str, name_re: re.Pattern[str], separators: str) -> t
     key = raw[:cut].strip() if cut >= 0 else raw.strip()
     if cut < 0 or not name_re.match(key):
         shown = key if name_re.match(key) else "…"
-        raise ArgumentError(f"%mcp_connect: {option} needs NAME=VALUE (got a value without a usable "
-                            f"name: {shown!r})")
-    return key, raw[cut + 1:].strip()
+        raise ArgumentError(
+            f"%mcp_connect: {option} needs NAME=VALUE (got a value without a usable name: {shown!r})"
+        )
+    return key, raw[cut + 1 :].strip()
 
 
 # -- %mcp_result, %mcp_cancel, %mcp_tasks, %mcp_tools --------------------------------------------
@@ -510,8 +535,7 @@ class TaskRef:
     out: str | None = None
 
 
-def parse_task_ref(line: str, *, magic: str, allow_out: bool,
-                   expand: Expand = _no_expand) -> TaskRef:
+def parse_task_ref(line: str, *, magic: str, allow_out: bool, expand: Expand = _no_expand) -> TaskRef:
     """Parse ``[-o VAR] TASK_ID_OR_VARIABLE [-o VAR]`` (``-o`` only where ``allow_out``)."""
     words = [expand(w) for w in split_words(line)]
     out: str | None = None
@@ -540,8 +564,9 @@ def parse_task_ref(line: str, *, magic: str, allow_out: bool,
         i += 1
     if len(refs) != 1:
         what = "nothing" if not refs else " ".join(refs)
-        raise ArgumentError(f"%{magic}: expected one task id ([NAME:]TASK_ID) or a variable holding a "
-                            f"task, got {what}")
+        raise ArgumentError(
+            f"%{magic}: expected one task id ([NAME:]TASK_ID) or a variable holding a task, got {what}"
+        )
     return TaskRef(refs[0], out)
 
 

@@ -119,18 +119,36 @@ class MCPMagics(Magics):
             source = "%mcp_connect"
         options: dict[str, Any] = {"timeout": args.timeout} if args.timeout is not None else {}
         runtime = self.runtime
-        job = self._job(runtime.connect(args.name, target, headers=headers or None, env=env or None,
-                                        dialect=dialect, display_target=shown, source=source,
-                                        secrets=secrets, **options), f"mcp-connect {args.name}")
+        job = self._job(
+            runtime.connect(
+                args.name,
+                target,
+                headers=headers or None,
+                env=env or None,
+                dialect=dialect,
+                display_target=shown,
+                source=source,
+                secrets=secrets,
+                **options,
+            ),
+            f"mcp-connect {args.name}",
+        )
 
         async def report(client: Any) -> Any:
             info = client.describe()
-            print(f"connected {args.name}: {info['server']} {info['version']} over {info['transport']}, "
-                  f"protocol {info['protocol']}, tasks: {info['dialect']}")
+            print(
+                f"connected {args.name}: {info['server']} {info['version']} over {info['transport']}, "
+                f"protocol {info['protocol']}, tasks: {info['dialect']}"
+            )
             return client
 
-        return Pending(f"%mcp_connect {args.name}", job, report, quiet=True,
-                       redact=lambda text: runtime.redact(_scrub(text, secrets, headers, env)))
+        return Pending(
+            f"%mcp_connect {args.name}",
+            job,
+            report,
+            quiet=True,
+            redact=lambda text: runtime.redact(_scrub(text, secrets, headers, env)),
+        )
 
     # -- %mcp_servers --------------------------------------------------------------------------
 
@@ -231,8 +249,15 @@ class MCPMagics(Magics):
         user_ns = self.user_ns
 
         async def create() -> TaskHandle:
-            handle = await runtime.start_task(call.server, call.tool, call.arguments, ttl=call.ttl,
-                                              answers=call.answers, cache=call.cache, out=call.out)
+            handle = await runtime.start_task(
+                call.server,
+                call.tool,
+                call.arguments,
+                ttl=call.ttl,
+                answers=call.answers,
+                cache=call.cache,
+                out=call.out,
+            )
             if call.out is not None:
                 bind_when_done(user_ns, call.out, handle)
             return handle
@@ -243,8 +268,13 @@ class MCPMagics(Magics):
                 return await handle
             return handle
 
-        return Pending(call.label, self._job(create(), f"mcp-task {call.label}"), then, quiet=not call.wait,
-                       redact=runtime.redact)
+        return Pending(
+            call.label,
+            self._job(create(), f"mcp-task {call.label}"),
+            then,
+            quiet=not call.wait,
+            redact=runtime.redact,
+        )
 
     # -- %mcp_tasks ----------------------------------------------------------------------------
 
@@ -271,8 +301,14 @@ class MCPMagics(Magics):
             if server is not None:
                 self._client(server, "%mcp_tasks")
             elif not runtime.clients:
-                raise UsageError("%mcp_tasks: no MCP server is connected: run %mcp_connect NAME URL_OR_COMMAND first")
-        elif server is not None and server not in runtime.clients and all(h.server != server for h in runtime.handles):
+                raise UsageError(
+                    "%mcp_tasks: no MCP server is connected: run %mcp_connect NAME URL_OR_COMMAND first"
+                )
+        elif (
+            server is not None
+            and server not in runtime.clients
+            and all(h.server != server for h in runtime.handles)
+        ):
             raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
         if args.resume:
             self._resume(server)
@@ -368,8 +404,9 @@ class MCPMagics(Magics):
         except ArgumentError as exc:
             raise UsageError(str(exc)) from None
 
-    def _expander(self, local_ns: dict[str, Any] | None,
-                  fallback: dict[str, Any] | None = None) -> Callable[[str], str]:
+    def _expander(
+        self, local_ns: dict[str, Any] | None, fallback: dict[str, Any] | None = None
+    ) -> Callable[[str], str]:
         """IPython's ``$var`` / ``{expr}`` expansion over the user's (and the caller's) names."""
         user_ns = self.user_ns
         namespace = {**(fallback or {}), **user_ns}
@@ -391,8 +428,10 @@ class MCPMagics(Magics):
             asyncio.get_running_loop()
         except RuntimeError:
             coro.close()
-            raise UsageError("the %mcp_* magics need a running asyncio loop: use them in a Jupyter "
-                             "kernel (or IPython with %autoawait asyncio)") from None
+            raise UsageError(
+                "the %mcp_* magics need a running asyncio loop: use them in a Jupyter "
+                "kernel (or IPython with %autoawait asyncio)"
+            ) from None
         return self.runtime.spawn(coro, name=name, awaited=True)
 
     def _client(self, name: str, what: str) -> Any:
@@ -401,8 +440,9 @@ class MCPMagics(Magics):
         except MCPError as exc:
             raise UsageError(one_line(what, exc)) from None
 
-    def _lookup(self, ref: TaskRef, local_ns: dict[str, Any] | None,
-                what: str) -> tuple[TaskHandle | None, str | None, str]:
+    def _lookup(
+        self, ref: TaskRef, local_ns: dict[str, Any] | None, what: str
+    ) -> tuple[TaskHandle | None, str | None, str]:
         """(handle, None, "") for a variable or a task known here; else (None, server, task_id)."""
         text = ref.ref
         if text.isidentifier():
@@ -411,8 +451,10 @@ class MCPMagics(Magics):
                 value = namespace[text]
                 if isinstance(value, TaskHandle):
                     return self.runtime.track(value), None, ""
-                raise UsageError(f"{what}: {text} is a {type(value).__name__}, not a task "
-                                 f"(give a TaskHandle variable or [NAME:]TASK_ID)")
+                raise UsageError(
+                    f"{what}: {text} is a {type(value).__name__}, not a task "
+                    f"(give a TaskHandle variable or [NAME:]TASK_ID)"
+                )
         server, colon, rest = text.partition(":")
         if colon and server in self.runtime.clients:
             task_id, name = rest, server
@@ -423,10 +465,14 @@ class MCPMagics(Magics):
             return known, None, ""
         if name is None and len(self.runtime.clients) != 1:
             if not self.runtime.clients:
-                raise UsageError(f"{what}: no task {task_id!r} in this kernel and no server connected to "
-                                 f"ask: run %mcp_connect NAME ... first")
-            raise UsageError(f"{what}: task {task_id!r} is not known in this kernel; say which server has "
-                             f"it: NAME:{task_id} (connected: {', '.join(self.runtime.clients)})")
+                raise UsageError(
+                    f"{what}: no task {task_id!r} in this kernel and no server connected to "
+                    f"ask: run %mcp_connect NAME ... first"
+                )
+            raise UsageError(
+                f"{what}: task {task_id!r} is not known in this kernel; say which server has "
+                f"it: NAME:{task_id} (connected: {', '.join(self.runtime.clients)})"
+            )
         return None, name, task_id
 
 

@@ -32,9 +32,15 @@ class Pending:
     shown again when the magic is a statement of its own (the magic has displayed them already).
     """
 
-    def __init__(self, what: str, job: asyncio.Future[Any],
-                 then: Callable[[Any], Awaitable[Any]] | None = None, *, quiet: bool = False,
-                 redact: Callable[[str], str] = str) -> None:
+    def __init__(
+        self,
+        what: str,
+        job: asyncio.Future[Any],
+        then: Callable[[Any], Awaitable[Any]] | None = None,
+        *,
+        quiet: bool = False,
+        redact: Callable[[str], str] = str,
+    ) -> None:
         self.what = what
         self.quiet = quiet
         self._job = job

@@ -70,8 +70,10 @@ class QuestionRouter:
         if question is None:
             question = self._ask(handle, params)
             if question is None:
-                log.warning("a question from %s was declined: no notebook front end to show it on",
-                            handle.server if handle is not None else "a server")
+                log.warning(
+                    "a question from %s was declined: no notebook front end to show it on",
+                    handle.server if handle is not None else "a server",
+                )
                 return {"action": "decline"}
         self.open[key] = question
         self._waiters[question] = self._waiters.get(question, 0) + 1
@@ -165,8 +167,13 @@ class QuestionRouter:
 def ended_note(handle: TaskHandle) -> str:
     """Why a task's form closed unanswered, from its final status."""
     status = handle.status
-    verb = {"cancelled": "was cancelled", "completed": "completed", "failed": "failed",
-            "expired": "expired", "lost": "was lost"}.get(status, f"ended ({status})")
+    verb = {
+        "cancelled": "was cancelled",
+        "completed": "completed",
+        "failed": "failed",
+        "expired": "expired",
+        "lost": "was lost",
+    }.get(status, f"ended ({status})")
     return f"the task {verb} before this question was answered"
 
 
@@ -195,6 +202,7 @@ def _task_key(handle: TaskHandle | None) -> Any:
 
 
 # -- in a kernel ------------------------------------------------------------------------------
+
 
 def notebook_display(shell: Any) -> Display | None:
     """How to show a widget from a background job: in the output of the cell that ran last (the

@@ -88,10 +88,20 @@ class Runtime:
 
     # -- connections ---------------------------------------------------------------------------
 
-    async def connect(self, name: str, target: str | Sequence[str], *, headers: dict[str, str] | None = None,
-                      env: dict[str, str] | None = None, dialect: str = "auto", timeout: float = 30.0,
-                      display_target: str | None = None, source: str = "code",
-                      secrets: frozenset[str] | set[str] = frozenset(), **options: Any) -> Client:
+    async def connect(
+        self,
+        name: str,
+        target: str | Sequence[str],
+        *,
+        headers: dict[str, str] | None = None,
+        env: dict[str, str] | None = None,
+        dialect: str = "auto",
+        timeout: float = 30.0,
+        display_target: str | None = None,
+        source: str = "code",
+        secrets: frozenset[str] | set[str] = frozenset(),
+        **options: Any,
+    ) -> Client:
         """Connect to ``target`` (URL, command string or argv) under ``name``; return the Client.
 
         An existing connection of that name is closed once the new one is up (its unfinished
@@ -103,22 +113,44 @@ class Runtime:
         if not NAME_RE.match(name):
             raise UsageError(f"{name!r} is not a usable connection name (letters, digits, _ . -; no ':')")
         register_all(secrets)  # expanded ${env:...} values (headers and env are registered by the transports)
-        shown = display_target if display_target is not None else (
-            target if isinstance(target, str) else shlex.join(str(a) for a in target))
+        shown = (
+            display_target
+            if display_target is not None
+            else (target if isinstance(target, str) else shlex.join(str(a) for a in target))
+        )
         shown = safe_url(shown)  # no URL userinfo in what is shown or in the task index
         values = (*(headers or {}).values(), *(env or {}).values())
-        about = dict(target=shown, header_names=sorted(headers or {}), env_names=sorted(env or {}),
-                     source=source, secrets=frozenset(secrets) | frozenset(v for v in values if len(v) >= 3))
-        job = self.spawn(self._connect(name, target, about, headers=headers, env=env, dialect=dialect,
-                                       timeout=timeout, **options),
-                         name=f"mcp-connect {name}", awaited=True)
+        about = dict(
+            target=shown,
+            header_names=sorted(headers or {}),
+            env_names=sorted(env or {}),
+            source=source,
+            secrets=frozenset(secrets) | frozenset(v for v in values if len(v) >= 3),
+        )
+        job = self.spawn(
+            self._connect(
+                name, target, about, headers=headers, env=env, dialect=dialect, timeout=timeout, **options
+            ),
+            name=f"mcp-connect {name}",
+            awaited=True,
+        )
         return await asyncio.shield(job)
 
-    async def _connect(self, name: str, target: str | Sequence[str], about: dict[str, Any], *,
-                       headers: dict[str, str] | None, env: dict[str, str] | None, dialect: str,
-                       timeout: float, **options: Any) -> Client:
-        client = await open_connection(target, headers=headers, env=env, dialect=dialect, name=name,
-                                       timeout=timeout, **options)
+    async def _connect(
+        self,
+        name: str,
+        target: str | Sequence[str],
+        about: dict[str, Any],
+        *,
+        headers: dict[str, str] | None,
+        env: dict[str, str] | None,
+        dialect: str,
+        timeout: float,
+        **options: Any,
+    ) -> Client:
+        client = await open_connection(
+            target, headers=headers, env=env, dialect=dialect, name=name, timeout=timeout, **options
+        )
         client.ask_user = self._ask_person
         client.target = about["target"]
         if client.index is None:
@@ -162,8 +194,9 @@ class Runtime:
                 return next(iter(self.clients.values()))
             if not self.clients:
                 raise UsageError("no MCP server is connected: run %mcp_connect NAME URL_OR_COMMAND first")
-            raise UsageError(f"several servers are connected ({', '.join(self.clients)}): "
-                             f"say which, e.g. NAME:TOOL")
+            raise UsageError(
+                f"several servers are connected ({', '.join(self.clients)}): say which, e.g. NAME:TOOL"
+            )
         client = self.clients.get(name)
         if client is None:
             raise UsageError(f"no server named {name!r} is connected{self.connected_summary()}")
@@ -182,9 +215,17 @@ class Runtime:
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    async def start_task(self, server: str | None, tool: str, arguments: dict[str, Any] | None = None, *,
-                         ttl: int | None = None, answers: dict[str, Any] | None = None,
-                         cache: bool = False, out: str | None = None) -> TaskHandle:
+    async def start_task(
+        self,
+        server: str | None,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        answers: dict[str, Any] | None = None,
+        cache: bool = False,
+        out: str | None = None,
+    ) -> TaskHandle:
         """Start ``tool`` on ``server`` (None: the only one) and return its tracked handle.
 
         ``cache`` returns the stored result of an identical earlier completed call (see
@@ -195,12 +236,23 @@ class Runtime:
         """
         self._bind_loop()
         client = self.client(server)
-        job = self.spawn(self._start(client, tool, arguments, ttl, answers, cache, out),
-                         name=f"mcp-start {client.name}:{tool}", awaited=True)
+        job = self.spawn(
+            self._start(client, tool, arguments, ttl, answers, cache, out),
+            name=f"mcp-start {client.name}:{tool}",
+            awaited=True,
+        )
         return await asyncio.shield(job)
 
-    async def _start(self, client: Client, tool: str, arguments: dict[str, Any] | None, ttl: int | None,
-                     answers: dict[str, Any] | None, cache: bool = False, out: str | None = None) -> TaskHandle:
+    async def _start(
+        self,
+        client: Client,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        ttl: int | None,
+        answers: dict[str, Any] | None,
+        cache: bool = False,
+        out: str | None = None,
+    ) -> TaskHandle:
         handle = await client.start_task(tool, arguments, ttl=ttl, answers=answers, cache=cache)
         if out is not None:
             handle.out_var = out
@@ -250,8 +302,11 @@ class Runtime:
         """Whether ``handle`` ended only because its connection was closed or replaced here, so
         attaching again (``attach``) resumes its task."""
         current = self.clients.get(handle.server)
-        return (handle.done() and isinstance(handle.exception(), TaskLost)
-                and (current is None or not current.lifecycle.owns(handle)))
+        return (
+            handle.done()
+            and isinstance(handle.exception(), TaskLost)
+            and (current is None or not current.lifecycle.owns(handle))
+        )
 
     def find(self, task: str | TaskHandle, *, server: str | None = None) -> TaskHandle | None:
         """The handle for a task id (newest first) or the handle itself, tracked; None if unknown here."""
@@ -289,8 +344,9 @@ class Runtime:
 
     # -- background jobs -------------------------------------------------------------------------
 
-    def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None,
-              awaited: bool = False) -> asyncio.Task[Any]:
+    def spawn(
+        self, coro: Coroutine[Any, Any, Any], *, name: str | None = None, awaited: bool = False
+    ) -> asyncio.Task[Any]:
         """Run ``coro`` in the background on the running loop, owned by the runtime.
 
         A failure is logged unless ``awaited`` says that a caller receives it.

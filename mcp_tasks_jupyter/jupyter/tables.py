@@ -51,20 +51,24 @@ class Table:
         head = "".join(f"<th style='text-align:left'>{html.escape(c)}</th>" for c in self.columns)
         body = "".join(
             "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows)
+            for row in self.rows
+        )
         if not self.rows:
             body = f"<tr><td colspan='{len(self.columns)}'>(none)</td></tr>"
         notes = "".join(f"<div><small>{html.escape(n)}</small></div>" for n in self.notes)
-        return (f"<div class='mtj-table'><strong>{html.escape(self.title)}</strong>"
-                f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>")
+        return (
+            f"<div class='mtj-table'><strong>{html.escape(self.title)}</strong>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>"
+        )
 
 
 def _clip(text: str) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
 # -- %mcp_servers --------------------------------------------------------------------------------
+
 
 def servers_table(connections: Iterable[Any], redact: Any = str) -> Table:
     """One row per runtime Connection: what it is, how tasks work on it; never secret values."""
@@ -82,21 +86,34 @@ def servers_table(connections: Iterable[Any], redact: Any = str) -> Table:
         if connection.env_names:
             settings.append("env: " + ", ".join(connection.env_names))
         protocol = str(info.get("protocol", "?")) + (" (stateless)" if info.get("stateless") else "")
-        rows.append([
-            connection.name,
-            info.get("transport", "?"),
-            redact(connection.target),
-            f"{info.get('server', '?')} {info.get('version', '')}".strip(),
-            protocol,
-            f"{info.get('dialect', '?')} ({info.get('dialect_reason', '')})",
-            task_capabilities(getattr(client, "capabilities", None)),
-            str(info.get("open_tasks", 0)),
-            redact(state),
-            "; ".join(settings) or "-",
-            connection.source,
-        ])
-    columns = ["name", "transport", "target", "server", "protocol", "dialect (why)", "task capabilities",
-               "open tasks", "state", "settings", "from"]
+        rows.append(
+            [
+                connection.name,
+                info.get("transport", "?"),
+                redact(connection.target),
+                f"{info.get('server', '?')} {info.get('version', '')}".strip(),
+                protocol,
+                f"{info.get('dialect', '?')} ({info.get('dialect_reason', '')})",
+                task_capabilities(getattr(client, "capabilities", None)),
+                str(info.get("open_tasks", 0)),
+                redact(state),
+                "; ".join(settings) or "-",
+                connection.source,
+            ]
+        )
+    columns = [
+        "name",
+        "transport",
+        "target",
+        "server",
+        "protocol",
+        "dialect (why)",
+        "task capabilities",
+        "open tasks",
+        "state",
+        "settings",
+        "from",
+    ]
     return Table("MCP servers", columns, rows)
 
 
@@ -113,8 +130,10 @@ def task_capabilities(capabilities: Any) -> str:
     if isinstance(extensions, dict):
         for name, value in extensions.items():
             if "tasks" in str(name):
-                parts.append(f"extension {name}" + (f" ({', '.join(_leaves(value))})"
-                                                   if isinstance(value, dict) and value else ""))
+                parts.append(
+                    f"extension {name}"
+                    + (f" ({', '.join(_leaves(value))})" if isinstance(value, dict) and value else "")
+                )
     experimental = capabilities.get("experimental")
     if isinstance(experimental, dict):
         parts.extend(f"experimental {name}" for name in experimental if "tasks" in str(name))
@@ -137,15 +156,26 @@ def _leaves(tree: dict[str, Any]) -> list[str]:
 
 # -- %mcp_tools ----------------------------------------------------------------------------------
 
+
 def tools_table(server: str, tools: Sequence[Tool], dialect: Any = None) -> Table:
     """One row per tool: its task support and how a call runs on this connection, its arguments
     (``*`` = required) and the first line of its description."""
     rows = []
     for tool in tools:
-        rows.append([tool.name, task_support(tool, dialect), argument_summary(tool.input_schema),
-                     _first_line(tool.description or tool.title or "")])
-    return Table(f"Tools on {server}", ["tool", "task support", "arguments", "description"], rows,
-                 notes=["* required argument"])
+        rows.append(
+            [
+                tool.name,
+                task_support(tool, dialect),
+                argument_summary(tool.input_schema),
+                _first_line(tool.description or tool.title or ""),
+            ]
+        )
+    return Table(
+        f"Tools on {server}",
+        ["tool", "task support", "arguments", "description"],
+        rows,
+        notes=["* required argument"],
+    )
 
 
 def task_support(tool: Tool, dialect: Any = None) -> str:

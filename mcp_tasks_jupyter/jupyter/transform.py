@@ -29,8 +29,16 @@ from .pending import HELPER_NAME, settle
 #: The magics whose calls are awaited.
 AWAITING_MAGICS = frozenset({"mcp_connect", "mcp_tools", "mcp_task", "mcp_cancel", "mcp_result"})
 _METHODS = ("run_line_magic", "run_cell_magic")
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 def rewrite(source: str, magics: Iterable[str] = AWAITING_MAGICS, helper: str = HELPER_NAME) -> str:
@@ -83,11 +91,16 @@ def _magic_calls(tree: ast.AST, names: frozenset[str], helper: str) -> Iterator[
 
 def _is_magic_call(node: ast.Call, names: frozenset[str]) -> bool:
     func = node.func
-    return (isinstance(func, ast.Attribute) and func.attr in _METHODS
-            and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name)
-            and func.value.func.id == "get_ipython"
-            and bool(node.args) and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value in names)
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in _METHODS
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in names
+    )
 
 
 def _is_helper_call(node: ast.AST | None, helper: str) -> bool:
@@ -140,8 +153,7 @@ def install(shell: Any) -> AwaitMagics:
 
 def uninstall(shell: Any) -> None:
     """Remove the transformer and the helper from ``shell``."""
-    shell.input_transformers_post[:] = [t for t in shell.input_transformers_post
-                                        if not isinstance(t, AwaitMagics)]
+    shell.input_transformers_post[:] = [t for t in shell.input_transformers_post if not isinstance(t, AwaitMagics)]
     shell.user_ns.pop(HELPER_NAME, None)
     shell.user_ns_hidden.pop(HELPER_NAME, None)
 

@@ -20,7 +20,7 @@ MAX_POLL_INTERVAL_MS = 60_000
 MAX_TTL_MS = 365 * 24 * 3600 * 1000
 #: Beyond this a number of milliseconds is nonsense (about 285,000 years), and no longer exact as a
 #: double: the value is refused rather than clamped.
-MAX_MS = 2 ** 53
+MAX_MS = 2**53
 #: A task id is an opaque key (UUIDs are 36 characters, this client's own ids 43); longer ones are refused.
 MAX_TASK_ID_CHARS = 1024
 #: What a server says about a task (``statusMessage``, an error's message): enough for a paragraph or
@@ -39,20 +39,21 @@ ELLIPSIS = "…"
 
 def clip(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, the last one an ellipsis when it was cut."""
-    return text if len(text) <= limit else text[:limit - 1] + ELLIPSIS
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
 def quoted(value: Any) -> str:
     """A short ``repr`` of an offending value, for an error message."""
     if isinstance(value, (dict, list)):
         return f"an {'object' if isinstance(value, dict) else 'array'}"
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10 ** MAX_QUOTED_CHARS:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**MAX_QUOTED_CHARS:
         return "a number too large to show"
     return clip(repr(value), MAX_QUOTED_CHARS)
 
 
-def number(obj: dict[str, Any], key: str, what: str, *, unit: str = "milliseconds",
-           limit: float = MAX_MS) -> int | float | None:
+def number(
+    obj: dict[str, Any], key: str, what: str, *, unit: str = "milliseconds", limit: float = MAX_MS
+) -> int | float | None:
     """``obj[key]`` checked to be a finite number in ``[0, limit]`` (absent or ``null``: None).
 
     Anything else (a bool, a string, an object, NaN, an infinity, a negative or absurd number) raises
@@ -61,13 +62,20 @@ def number(obj: dict[str, Any], key: str, what: str, *, unit: str = "millisecond
     value = obj.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or (isinstance(value, float) and not math.isfinite(value)) or value < 0:
-        raise ValueError(f"invalid {what}: {key!r} must be a finite, non-negative number of {unit}, "
-                         f"got {quoted(value)}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not math.isfinite(value))
+        or value < 0
+    ):
+        raise ValueError(
+            f"invalid {what}: {key!r} must be a finite, non-negative number of {unit}, got {quoted(value)}"
+        )
     if value > limit:
-        raise ValueError(f"invalid {what}: {key!r} must be at most {limit:.0f} {unit} (beyond any sensible "
-                         f"value), got {quoted(value)}")
+        raise ValueError(
+            f"invalid {what}: {key!r} must be at most {limit:.0f} {unit} (beyond any sensible "
+            f"value), got {quoted(value)}"
+        )
     return value
 
 
@@ -90,8 +98,7 @@ def task_id(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"invalid {what}: 'taskId' must be a non-empty string")
     if len(value) > MAX_TASK_ID_CHARS:
-        raise ValueError(f"invalid {what}: 'taskId' is {len(value)} characters long "
-                         f"(at most {MAX_TASK_ID_CHARS})")
+        raise ValueError(f"invalid {what}: 'taskId' is {len(value)} characters long (at most {MAX_TASK_ID_CHARS})")
     if not value.isprintable():
         # Control characters, line breaks, bidi overrides and lone surrogates: an id is shown in tables
         # and logs and sent back on the wire, where none of them belongs.

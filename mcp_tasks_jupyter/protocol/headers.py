@@ -20,13 +20,31 @@ ANNOTATION = "x-mcp-header"
 
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name token
 _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: Keywords whose values are (maps or lists of) schemas; an annotation under any of them except
 #: ``properties`` is not statically reachable, which makes the tool invalid.
 _SUBSCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-_SUBSCHEMA_ONE = frozenset({"additionalProperties", "items", "contains", "not", "if", "then", "else",
-                            "unevaluatedProperties", "unevaluatedItems", "propertyNames"})
+_SUBSCHEMA_ONE = frozenset(
+    {
+        "additionalProperties",
+        "items",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "propertyNames",
+    }
+)
 _SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
 
 #: A tool's mirrored parameters: (property path, header name without the prefix), in schema order.
@@ -35,8 +53,11 @@ ParamHeaders = tuple[tuple[tuple[str, ...], str], ...]
 
 def encode_value(text: str) -> str:
     """A header value: as is when plain and safe, else the base64 sentinel form."""
-    if (text and (text[0] in " \t" or text[-1] in " \t")) or not _printable_ascii(text) \
-            or (text.startswith("=?base64?") and text.endswith("?=")):
+    if (
+        (text and (text[0] in " \t" or text[-1] in " \t"))
+        or not _printable_ascii(text)
+        or (text.startswith("=?base64?") and text.endswith("?="))
+    ):
         return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
     return text
 
@@ -77,8 +98,7 @@ def param_headers(input_schema: dict[str, Any]) -> ParamHeaders:
     return tuple(found)
 
 
-def _walk(schema: Any, path: tuple[str, ...], reachable: bool,
-          found: list[tuple[tuple[str, ...], str]]) -> None:
+def _walk(schema: Any, path: tuple[str, ...], reachable: bool, found: list[tuple[tuple[str, ...], str]]) -> None:
     if not isinstance(schema, dict):
         return
     if ANNOTATION in schema:
@@ -92,8 +112,10 @@ def _walk(schema: Any, path: tuple[str, ...], reachable: bool,
             raise ValueError(f"x-mcp-header {name!r} at {where} is not a valid header name")
         kind = schema.get("type")
         if kind not in _HEADER_TYPES:
-            raise ValueError(f"x-mcp-header {name!r} at {where} is on a property of type {kind!r} "
-                             f"(only string, integer and boolean may be mirrored)")
+            raise ValueError(
+                f"x-mcp-header {name!r} at {where} is on a property of type {kind!r} "
+                f"(only string, integer and boolean may be mirrored)"
+            )
         found.append((path, name))
     for keyword, value in schema.items():
         if keyword in _SUBSCHEMA_MAPS and isinstance(value, dict):

@@ -103,13 +103,17 @@ def parse_message(obj: Any) -> Message:
     msg_id = obj["id"]
     if "error" in obj:
         err = obj["error"]
-        if not isinstance(err, dict) or not isinstance(err.get("code"), int) \
-                or not isinstance(err.get("message"), str):
+        if (
+            not isinstance(err, dict)
+            or not isinstance(err.get("code"), int)
+            or not isinstance(err.get("message"), str)
+        ):
             raise MessageError("'error' must be an object with an integer 'code' and a string 'message'")
         if msg_id is not None and not _valid_id(msg_id):
             raise MessageError("response 'id' must be a string, an integer or null")
-        return ErrorResponse(msg_id, err["code"], bounds.clip(err["message"], MAX_ERROR_MESSAGE_CHARS),
-                             err.get("data"))
+        return ErrorResponse(
+            msg_id, err["code"], bounds.clip(err["message"], MAX_ERROR_MESSAGE_CHARS), err.get("data")
+        )
     if "result" not in obj:
         raise MessageError("response has neither 'result' nor 'error'")
     if not _valid_id(msg_id):
@@ -172,8 +176,12 @@ def _deeper_than(obj: Any, limit: int) -> bool:
     without recursion."""
     level = [obj]
     for _depth in range(limit):
-        level = [child for value in level for child in (value.values() if type(value) is dict else value)
-                 if type(child) in _CONTAINERS]
+        level = [
+            child
+            for value in level
+            for child in (value.values() if type(value) is dict else value)
+            if type(child) in _CONTAINERS
+        ]
         if not level:
             return False
     return True
@@ -220,8 +228,7 @@ def result_response(msg_id: RequestId, result: dict[str, Any]) -> dict[str, Any]
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
-def error_response(msg_id: RequestId | None, code: int, message: str,
-                   data: Any = None) -> dict[str, Any]:
+def error_response(msg_id: RequestId | None, code: int, message: str, data: Any = None) -> dict[str, Any]:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data

@@ -31,8 +31,7 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 #: Error codes only a 2026-07-28 (or later) server sends: they identify a modern server.
-MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY,
-                                UNSUPPORTED_PROTOCOL_VERSION})
+MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 
 #: Methods whose answer may be an ``input_required`` result (MRTR).
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -94,6 +93,7 @@ def pick_version(offered: list[str], ours: tuple[str, ...]) -> str | None:
 
 # --- multi round-trip requests --------------------------------------------------------------
 
+
 def input_requests(obj: dict[str, Any], what: str) -> dict[str, dict[str, Any]]:
     """Validate an ``inputRequests`` map (key → ``{method, params}``); absent means empty."""
     requests = obj.get("inputRequests")
@@ -121,8 +121,7 @@ def parse_input_required(result: dict[str, Any]) -> tuple[dict[str, dict[str, An
     return requests, state
 
 
-def retry_params(original: dict[str, Any], responses: dict[str, Any],
-                 request_state: str | None) -> dict[str, Any]:
+def retry_params(original: dict[str, Any], responses: dict[str, Any], request_state: str | None) -> dict[str, Any]:
     """The params of an MRTR retry: the original ones plus ``inputResponses`` and, only when the
     server sent one, the exact ``requestState``. Nothing of an earlier round is carried over."""
     params = {k: v for k, v in original.items() if k not in ("inputResponses", "requestState")}

@@ -12,8 +12,8 @@ INPUT_REQUIRED = "input_required"
 COMPLETED = "completed"
 FAILED = "failed"
 CANCELLED = "cancelled"
-SUBMITTED = "submitted"   # sep1686 only
-UNKNOWN = "unknown"       # sep1686 only
+SUBMITTED = "submitted"  # sep1686 only
+UNKNOWN = "unknown"  # sep1686 only
 
 #: Statuses after which a task never changes again.
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, UNKNOWN})
@@ -38,8 +38,7 @@ class TaskState:
         return self.status in TERMINAL
 
 
-def parse_task(obj: Any, what: str = "task", *, ttl_key: str = "ttl",
-               poll_key: str = "pollInterval") -> TaskState:
+def parse_task(obj: Any, what: str = "task", *, ttl_key: str = "ttl", poll_key: str = "pollInterval") -> TaskState:
     """Validate a wire Task object and return the internal snapshot (raises ValueError naming the field).
 
     The poll interval and the TTL are clamped to the ranges in ``bounds.py``, the strings cut to its

@@ -20,8 +20,7 @@ def server_supports_task_calls(capabilities: dict[str, Any]) -> bool:
     if not isinstance(tasks, dict):
         return False
     requests = tasks.get("requests")
-    return isinstance(requests, dict) and isinstance(requests.get("tools"), dict) \
-        and "call" in requests["tools"]
+    return isinstance(requests, dict) and isinstance(requests.get("tools"), dict) and "call" in requests["tools"]
 
 
 def server_supports(capabilities: dict[str, Any], operation: str) -> bool:
@@ -30,8 +29,9 @@ def server_supports(capabilities: dict[str, Any], operation: str) -> bool:
     return isinstance(tasks, dict) and operation in tasks
 
 
-def call_params(tool: str, arguments: dict[str, Any], ttl_ms: int | None,
-                progress_token: str | None) -> dict[str, Any]:
+def call_params(
+    tool: str, arguments: dict[str, Any], ttl_ms: int | None, progress_token: str | None
+) -> dict[str, Any]:
     params: dict[str, Any] = {"name": tool, "arguments": arguments, "task": {}}
     if ttl_ms is not None:
         params["task"]["ttl"] = ttl_ms

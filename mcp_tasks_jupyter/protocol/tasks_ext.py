@@ -31,8 +31,7 @@ def server_supports(capabilities: dict[str, Any]) -> bool:
 def declare(capabilities: dict[str, Any]) -> dict[str, Any]:
     """Client capabilities with the extension declared (a new dict; the argument is not changed)."""
     extensions = capabilities.get("extensions")
-    return {**capabilities, "extensions": {**(extensions if isinstance(extensions, dict) else {}),
-                                           EXTENSION: {}}}
+    return {**capabilities, "extensions": {**(extensions if isinstance(extensions, dict) else {}), EXTENSION: {}}}
 
 
 @dataclass(slots=True)
@@ -50,8 +49,11 @@ def _task(obj: Any, what: str) -> TaskState:
         raise ValueError(f"invalid {what}: expected an object")
     # Earlier drafts named the fields ``ttlSeconds`` and ``pollIntervalMilliseconds``; an error names
     # the field the server sent.
-    poll_key = "pollIntervalMilliseconds" if "pollIntervalMs" not in obj and "pollIntervalMilliseconds" in obj \
+    poll_key = (
+        "pollIntervalMilliseconds"
+        if "pollIntervalMs" not in obj and "pollIntervalMilliseconds" in obj
         else "pollIntervalMs"
+    )
     if "ttlMs" not in obj and obj.get("ttlSeconds") is not None:
         seconds = bounds.number(obj, "ttlSeconds", what, unit="seconds", limit=bounds.MAX_MS / 1000)
         obj = {**obj, "ttlMs": seconds * 1000}  # type: ignore[operator]

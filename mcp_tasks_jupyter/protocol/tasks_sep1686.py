@@ -48,8 +48,9 @@ def server_signals(capabilities: dict[str, Any]) -> bool:
     return isinstance(tools, dict) and tools.get("call") is True
 
 
-def call_params(tool: str, arguments: dict[str, Any], task_id: str, keep_alive_ms: int | None,
-                progress_token: str | None) -> dict[str, Any]:
+def call_params(
+    tool: str, arguments: dict[str, Any], task_id: str, keep_alive_ms: int | None, progress_token: str | None
+) -> dict[str, Any]:
     task: dict[str, Any] = {"taskId": task_id}
     if keep_alive_ms is not None:
         task["keepAlive"] = keep_alive_ms

@@ -32,11 +32,13 @@ def parse(model: type[M], data: Any, what: str) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:3])
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:3]
+        )
         raise ValueError(f"invalid {what}: {clip(problems, MAX_PROBLEMS_CHARS)}") from None
 
 
 # --- initialize -------------------------------------------------------------------------------
+
 
 class Implementation(WireModel):
     name: str
@@ -56,6 +58,7 @@ class DiscoverResult(WireModel):
 
     The server's identity is in ``_meta["io.modelcontextprotocol/serverInfo"]`` (see protocol/modern.py).
     """
+
     supported_versions: list[str] = Field(alias="supportedVersions")
     capabilities: dict[str, Any] = Field(default_factory=dict)
     instructions: str | None = None
@@ -63,6 +66,7 @@ class DiscoverResult(WireModel):
 
 
 # --- content blocks ---------------------------------------------------------------------------
+
 
 class Annotated(WireModel):
     annotations: dict[str, Any] | None = None
@@ -110,14 +114,18 @@ class ResourceLink(Annotated):
 
 class UnknownContent(WireModel):
     """A content block of a type this client does not know; kept as sent."""
+
     type: str
 
 
 ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink | UnknownContent
 
 _CONTENT_TYPES: dict[str, type[WireModel]] = {
-    "text": TextContent, "image": ImageContent, "audio": AudioContent,
-    "resource": EmbeddedResource, "resource_link": ResourceLink,
+    "text": TextContent,
+    "image": ImageContent,
+    "audio": AudioContent,
+    "resource": EmbeddedResource,
+    "resource_link": ResourceLink,
 }
 
 
@@ -141,6 +149,7 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 
 class Tool(WireModel):
     """A tool the server offers. ``input_schema`` is kept exactly as sent."""
+
     name: str
     title: str | None = None
     description: str | None = None
@@ -168,6 +177,7 @@ class ListToolsResult(WireModel):
 
 
 # --- notifications and server requests --------------------------------------------------------
+
 
 class ProgressParams(WireModel):
     progress_token: str | int = Field(alias="progressToken")

@@ -79,8 +79,7 @@ class StreamableHTTPTransport(Transport):
     kind = "http"
     carries_headers = True
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None,
-                 connect_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, connect_timeout: float = 10.0) -> None:
         self.url = url  # the real URL (its userinfo too) for requests; shown: the label, without it
         register_url(url)
         register_all(headers)
@@ -111,8 +110,7 @@ class StreamableHTTPTransport(Transport):
             common["Mcp-Session-Id"] = self.session_id
         if self._protocol_version:
             common["MCP-Protocol-Version"] = self._protocol_version
-        self._post_headers = {**common, "Accept": f"application/json, {SSE}",
-                              "Content-Type": "application/json"}
+        self._post_headers = {**common, "Accept": f"application/json, {SSE}", "Content-Type": "application/json"}
         self._get_headers = {**common, "Accept": SSE}
 
     def _note_session(self, response: httpx.Response) -> None:
@@ -160,7 +158,8 @@ class StreamableHTTPTransport(Transport):
             # holds more than max_keepalive_connections in all (busy ones counted), so a lower
             # figure means a new TCP connection per request while many streams are open.
             limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
-            follow_redirects=False)
+            follow_redirects=False,
+        )
 
     async def close(self) -> None:
         if self._closed:
@@ -189,40 +188,54 @@ class StreamableHTTPTransport(Transport):
             self._background.discard(task)
             if self._streams.get(msg_id) is task:
                 del self._streams[msg_id]
+
         reader.add_done_callback(done)
 
     # -- sending -------------------------------------------------------------------------------
 
     def _connection_error(self, exc: httpx.HTTPError) -> ConnectionFailed:
         if isinstance(exc, httpx.ConnectError):
-            return ServerUnreachable(f"cannot connect to {self.label}: {exc or 'connection refused'}",
-                                     server=self.server_name)
+            return ServerUnreachable(
+                f"cannot connect to {self.label}: {exc or 'connection refused'}", server=self.server_name
+            )
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
             # The server went away mid-exchange (a restart closes its connections).
-            return ServerUnreachable(f"the connection to {self.label} broke: {type(exc).__name__}: {exc}",
-                                     server=self.server_name)
+            return ServerUnreachable(
+                f"the connection to {self.label} broke: {type(exc).__name__}: {exc}", server=self.server_name
+            )
         if isinstance(exc, httpx.TimeoutException):
-            return ConnectionFailed(f"timed out talking to {self.label} ({type(exc).__name__})",
-                                    server=self.server_name)
-        return ConnectionFailed(f"HTTP failure talking to {self.label}: {type(exc).__name__}: {exc}",
-                                server=self.server_name)
+            return ConnectionFailed(
+                f"timed out talking to {self.label} ({type(exc).__name__})", server=self.server_name
+            )
+        return ConnectionFailed(
+            f"HTTP failure talking to {self.label}: {type(exc).__name__}: {exc}", server=self.server_name
+        )
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         client, events = self._client, self._events
         if client is None or events is None or self._closed:
             raise ConnectionFailed("the connection is closed", server=self.server_name)
         msg_id: RequestId | None = message.get("id") if "method" in message else None
-        request = client.build_request("POST", self.url, content=jsonrpc.encode(message),
-                                       headers={**self._post_headers, **headers} if headers
-                                       else self._post_headers)
+        request = client.build_request(
+            "POST",
+            self.url,
+            content=jsonrpc.encode(message),
+            headers={**self._post_headers, **headers} if headers else self._post_headers,
+        )
         slot = await _Slot.take(self._slots)
         try:
             await self._exchange(client, events, request, message, msg_id)
         finally:
             slot.release()
 
-    async def _exchange(self, client: httpx.AsyncClient, events: TransportEvents, request: httpx.Request,
-                        message: dict[str, Any], msg_id: RequestId | None) -> None:
+    async def _exchange(
+        self,
+        client: httpx.AsyncClient,
+        events: TransportEvents,
+        request: httpx.Request,
+        message: dict[str, Any],
+        msg_id: RequestId | None,
+    ) -> None:
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -249,8 +262,7 @@ class StreamableHTTPTransport(Transport):
             if owned:
                 await response.aclose()
 
-    async def _raise_status(self, response: httpx.Response, msg_id: RequestId | None,
-                            method: str | None) -> None:
+    async def _raise_status(self, response: httpx.Response, msg_id: RequestId | None, method: str | None) -> None:
         status = response.status_code
         body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
         if status in (401, 403):
@@ -267,16 +279,20 @@ class StreamableHTTPTransport(Transport):
             except (jsonrpc.MessageError, RecursionError):
                 pass
         if status == 404 and self.session_id:
-            raise SessionExpired(f"HTTP 404 for session {self.session_id}: the server ended the session",
-                                 server=self.server_name)
+            raise SessionExpired(
+                f"HTTP 404 for session {self.session_id}: the server ended the session", server=self.server_name
+            )
         text = body_text(body, more)  # secrets scrubbed before the cut, which could split one
-        raise HTTPStatusError(f"HTTP {status} {printable(response.reason_phrase, 60)} for {method or 'message'}"
-                              + (f": {text}" if text else ""),
-                              server=self.server_name, status_code=status, body=text)
+        raise HTTPStatusError(
+            f"HTTP {status} {printable(response.reason_phrase, 60)} for {method or 'message'}"
+            + (f": {text}" if text else ""),
+            server=self.server_name,
+            status_code=status,
+            body=text,
+        )
 
     def _auth_failure(self, response: httpx.Response, what: str, body: bytes, more: bool) -> AuthenticationFailed:
-        return auth_failure(response, what, body_text(body, more),
-                            tuple(self._user_headers), self.server_name)
+        return auth_failure(response, what, body_text(body, more), tuple(self._user_headers), self.server_name)
 
     # -- SSE streams ---------------------------------------------------------------------------
 
@@ -288,9 +304,12 @@ class StreamableHTTPTransport(Transport):
             messages = jsonrpc.decode(data)
         except (jsonrpc.MessageError, RecursionError) as exc:
             why = exc if isinstance(exc, jsonrpc.MessageError) else "nested too deeply"
-            self._events.noise_received(InvalidMessage(
-                f"unreadable SSE event ({len(data)} characters): {why}; it begins {quote(data)}",
-                server=self.server_name))
+            self._events.noise_received(
+                InvalidMessage(
+                    f"unreadable SSE event ({len(data)} characters): {why}; it begins {quote(data)}",
+                    server=self.server_name,
+                )
+            )
             return []
         for msg in messages:
             self._events.message_received(msg)
@@ -319,20 +338,32 @@ class StreamableHTTPTransport(Transport):
                 return
             resume_from = _resume_id(position)
             if resume_from is None or self.stateless:
-                self._events.request_failed(msg_id, ConnectionFailed(
-                    "the SSE stream closed before the answer arrived, and it cannot be resumed "
-                    + ("(the stateless wire has no resumption)" if self.stateless
-                       else "(it carried no event id)" if position.last_event_id is None
-                       else "(its event id cannot go in a Last-Event-ID header)"), server=self.server_name))
+                self._events.request_failed(
+                    msg_id,
+                    ConnectionFailed(
+                        "the SSE stream closed before the answer arrived, and it cannot be resumed "
+                        + (
+                            "(the stateless wire has no resumption)"
+                            if self.stateless
+                            else "(it carried no event id)"
+                            if position.last_event_id is None
+                            else "(its event id cannot go in a Last-Event-ID header)"
+                        ),
+                        server=self.server_name,
+                    ),
+                )
                 return
             attempts += 1
             if attempts > MAX_RESUME_ATTEMPTS:
-                self._events.request_failed(msg_id, ConnectionFailed(
-                    f"the SSE stream was cut {attempts} times before the answer arrived",
-                    server=self.server_name))
+                self._events.request_failed(
+                    msg_id,
+                    ConnectionFailed(
+                        f"the SSE stream was cut {attempts} times before the answer arrived",
+                        server=self.server_name,
+                    ),
+                )
                 return
-            await asyncio.sleep((position.retry_ms if position.retry_ms is not None
-                                 else DEFAULT_RETRY_MS) / 1000)
+            await asyncio.sleep((position.retry_ms if position.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
             try:
                 response = await self._open_get(resume_from)
             except MCPError as exc:
@@ -363,8 +394,9 @@ class StreamableHTTPTransport(Transport):
             raise self._connection_error(exc) from None
         finally:
             await response.aclose()
-        raise HTTPStatusError(f"GET for the event stream answered HTTP {status}",
-                              server=self.server_name, status_code=status)
+        raise HTTPStatusError(
+            f"GET for the event stream answered HTTP {status}", server=self.server_name, status_code=status
+        )
 
     async def open_listener(self) -> None:
         """Open the standalone GET stream and wait (briefly) until the server took it or refused it.

@@ -27,8 +27,10 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_ERROR_BODY_BYTES = 8 * 1024
 #: How much of an answer a message quotes.
 QUOTED_CHARS = 200
-RECONNECT_HINT = ('%mcp_connect NAME --header "Authorization=Bearer ..." URL '
-                  '(or connect(url, headers={"Authorization": "Bearer ..."}))')
+RECONNECT_HINT = (
+    '%mcp_connect NAME --header "Authorization=Bearer ..." URL '
+    '(or connect(url, headers={"Authorization": "Bearer ..."}))'
+)
 
 
 def content_type(response: httpx.Response) -> str:
@@ -81,33 +83,52 @@ async def read_json(response: httpx.Response, method: str | None, server: str) -
     answer = f"answer to {method or 'a message'}"
     location = response.headers.get("location")
     if 300 <= status < 400 and location:  # typically a proxy sending us to its sign-in page
-        raise _invalid(f"the {answer} is a redirect (HTTP {status}) to {printable(location, 300)!r}, which this "
-                       "client does not follow: connect to the URL of the MCP endpoint itself", method, server)
+        raise _invalid(
+            f"the {answer} is a redirect (HTTP {status}) to {printable(location, 300)!r}, which this "
+            "client does not follow: connect to the URL of the MCP endpoint itself",
+            method,
+            server,
+        )
     if ctype != JSON:
         head, more = await read_at_most(response, QUOTED_CHARS)
         came = f"it begins {quote(head, more)}" if head else "it is empty"
-        raise _invalid(f"the {answer} (HTTP {status}) has content type {printable(ctype, 80) or 'none'!r}, "
-                       f"neither {JSON} nor {SSE}; {came}", method, server)
+        raise _invalid(
+            f"the {answer} (HTTP {status}) has content type {printable(ctype, 80) or 'none'!r}, "
+            f"neither {JSON} nor {SSE}; {came}",
+            method,
+            server,
+        )
     declared = response.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > MAX_JSON_BYTES:
-        raise _invalid(f"the {answer} (HTTP {status}) is {int(declared)} bytes, more than the "
-                       f"{size_text(MAX_JSON_BYTES)} this client reads", method, server)
+        raise _invalid(
+            f"the {answer} (HTTP {status}) is {int(declared)} bytes, more than the "
+            f"{size_text(MAX_JSON_BYTES)} this client reads",
+            method,
+            server,
+        )
     body, more = await read_at_most(response, MAX_JSON_BYTES)
     if more:
-        raise _invalid(f"the {answer} (HTTP {status}) is larger than the {size_text(MAX_JSON_BYTES)} this "
-                       "client reads", method, server)
+        raise _invalid(
+            f"the {answer} (HTTP {status}) is larger than the {size_text(MAX_JSON_BYTES)} this client reads",
+            method,
+            server,
+        )
     if not body.strip():
         raise _invalid(f"the {answer} (HTTP {status}, {JSON}) is empty", method, server)
     try:
         return jsonrpc.decode(body)
     except (jsonrpc.MessageError, RecursionError) as exc:
         why = exc if isinstance(exc, jsonrpc.MessageError) else "nested too deeply"
-        raise _invalid(f"unreadable {answer} (HTTP {status}, {len(body)} bytes of {JSON}): {why}; "
-                       f"it begins {quote(body)}", method, server) from None
+        raise _invalid(
+            f"unreadable {answer} (HTTP {status}, {len(body)} bytes of {JSON}): {why}; it begins {quote(body)}",
+            method,
+            server,
+        ) from None
 
 
-def auth_failure(response: httpx.Response, what: str, text: str, header_names: tuple[str, ...],
-                 server: str) -> AuthenticationFailed:
+def auth_failure(
+    response: httpx.Response, what: str, text: str, header_names: tuple[str, ...], server: str
+) -> AuthenticationFailed:
     """The AuthenticationFailed for a 401/403 answer about ``what``: what was refused, which headers
     were sent (names only) and what to do. ``text`` is the answer's body as ``body_text`` gives it."""
     status = response.status_code
@@ -117,8 +138,9 @@ def auth_failure(response: httpx.Response, what: str, text: str, header_names: t
     if status == 401:
         refused = "the server refused the credentials" if header_names else "the server wants credentials"
     else:
-        refused = ("the server refused access with these credentials" if header_names
-                   else "the server refused access")
+        refused = (
+            "the server refused access with these credentials" if header_names else "the server refused access"
+        )
     error = challenge.error if challenge is not None else None
     if challenge is not None and challenge.error:
         refused += f" ({printable(challenge.error, 60)}"
@@ -138,10 +160,19 @@ def auth_failure(response: httpx.Response, what: str, text: str, header_names: t
         todo = "check or renew the token and reconnect with it" if header_names else "connect with credentials"
     todo += f", e.g. {RECONNECT_HINT}"
     if challenge is not None and challenge.resource_metadata:
-        todo += (f"; the server names its OAuth metadata at {printable(challenge.resource_metadata, 300)} "
-                 "(this client has no OAuth sign-in yet)")
+        todo += (
+            f"; the server names its OAuth metadata at {printable(challenge.resource_metadata, 300)} "
+            "(this client has no OAuth sign-in yet)"
+        )
     head = f"HTTP {status} {printable(response.reason_phrase, 60)} for {what}"
     if text:
         head += f": {text}"
-    return AuthenticationFailed(f"{head}; {refused} ({sent}); {todo}", server=server, status_code=status,
-                                body=text, www_authenticate=raw, challenges=challenges, header_names=header_names)
+    return AuthenticationFailed(
+        f"{head}; {refused} ({sent}); {todo}",
+        server=server,
+        status_code=status,
+        body=text,
+        www_authenticate=raw,
+        challenges=challenges,
+        header_names=header_names,
+    )

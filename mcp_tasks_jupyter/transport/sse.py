@@ -50,8 +50,13 @@ class StreamPosition:
     retry_ms: int | None = None
 
 
-async def read_events(chunks: AsyncIterable[bytes], position: StreamPosition, *, server: str | None = None,
-                      max_event_bytes: int = MAX_EVENT_BYTES) -> AsyncIterator[SSEEvent]:
+async def read_events(
+    chunks: AsyncIterable[bytes],
+    position: StreamPosition,
+    *,
+    server: str | None = None,
+    max_event_bytes: int = MAX_EVENT_BYTES,
+) -> AsyncIterator[SSEEvent]:
     """The events in a stream of byte chunks (e.g. ``response.aiter_bytes()``), updating ``position``.
 
     An event still open when the chunks end is dropped, as the format says. Raises InvalidMessage
@@ -89,11 +94,14 @@ class _Budget:
     async def pieces(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
         async for chunk in chunks:
             for start in range(0, len(chunk), _PIECE_BYTES):
-                piece = chunk[start:start + _PIECE_BYTES]
+                piece = chunk[start : start + _PIECE_BYTES]
                 self.used += len(piece)
                 if self.used > self.limit:
-                    raise InvalidMessage(f"an SSE event is larger than {size_text(self.limit)} (the most this "
-                                         "client reads): the stream is closed", server=self.server)
+                    raise InvalidMessage(
+                        f"an SSE event is larger than {size_text(self.limit)} (the most this "
+                        "client reads): the stream is closed",
+                        server=self.server,
+                    )
                 yield piece
 
 

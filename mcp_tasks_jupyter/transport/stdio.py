@@ -40,8 +40,9 @@ class StdioTransport(Transport):
 
     kind = "stdio"
 
-    def __init__(self, command: str | Sequence[str], *, env: dict[str, str] | None = None,
-                 cwd: str | None = None) -> None:
+    def __init__(
+        self, command: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None
+    ) -> None:
         register_all(env)
         self.argv = _argv(command)
         self.label = self.server_name = scrub(shlex.join(self.argv))
@@ -61,20 +62,28 @@ class StdioTransport(Transport):
 
     async def start(self, events: TransportEvents) -> None:
         program = self.argv[0]
-        if shutil.which(program, path=(self._env or os.environ).get("PATH")) is None \
-                and not os.path.exists(program):
-            raise ConnectionFailed(f"command not found: {program!r} (from {self.label!r})",
-                                   server=self.server_name)
+        if shutil.which(program, path=(self._env or os.environ).get("PATH")) is None and not os.path.exists(
+            program
+        ):
+            raise ConnectionFailed(
+                f"command not found: {program!r} (from {self.label!r})", server=self.server_name
+            )
         loop = asyncio.get_running_loop()
         spawned = self._spawned = loop.create_future()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _StdoutLines(loop, lambda line: self._line(events, line),
-                                     lambda: self._stdout_closed(events)),
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd,
+                lambda: _StdoutLines(
+                    loop, lambda line: self._line(events, line), lambda: self._stdout_closed(events)
+                ),
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._env,
+                cwd=self._cwd,
                 # Its own session: an interrupt sent to the kernel's process group must not kill it.
-                start_new_session=True)
+                start_new_session=True,
+            )
         except OSError as exc:
             raise ConnectionFailed(f"cannot start {self.label!r}: {exc}", server=self.server_name) from None
         self._proc = asyncio.subprocess.Process(transport, protocol, loop)
@@ -89,16 +98,18 @@ class StdioTransport(Transport):
     def _line(self, events: TransportEvents, line: bytes | None) -> None:
         """One line of stdout (None: an overlong line was dropped), straight from the pipe callback."""
         if line is None:
-            events.noise_received(InvalidMessage(
-                f"a line longer than {MAX_LINE_BYTES} bytes was dropped", server=self.server_name))
+            events.noise_received(
+                InvalidMessage(f"a line longer than {MAX_LINE_BYTES} bytes was dropped", server=self.server_name)
+            )
             return
         if not line or line.isspace():
             return
         try:
             messages = jsonrpc.decode(line)
         except jsonrpc.MessageError as exc:
-            events.noise_received(InvalidMessage(
-                f"unreadable line from the server: {exc}: {line[:200]!r}", server=self.server_name))
+            events.noise_received(
+                InvalidMessage(f"unreadable line from the server: {exc}: {line[:200]!r}", server=self.server_name)
+            )
             return
         for message in messages:
             events.message_received(message)
@@ -122,8 +133,9 @@ class StdioTransport(Transport):
         if self._readers:
             await asyncio.wait([self._readers[0]], timeout=0.5)
         what = f"exited with code {code}" if code is not None else "closed its stdout"
-        self._exit_error = ServerExited(f"the server process {what}", server=self.server_name,
-                                        returncode=code, stderr=self.stderr_tail)
+        self._exit_error = ServerExited(
+            f"the server process {what}", server=self.server_name, returncode=code, stderr=self.stderr_tail
+        )
         return self._exit_error
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -132,14 +144,21 @@ class StdioTransport(Transport):
             raise ConnectionFailed("not started", server=self.server_name)
         if self._exit_error is not None or proc.returncode is not None:
             raise self._exit_error or ServerExited(
-                f"the server process exited with code {proc.returncode}", server=self.server_name,
-                returncode=proc.returncode, stderr=self.stderr_tail)
+                f"the server process exited with code {proc.returncode}",
+                server=self.server_name,
+                returncode=proc.returncode,
+                stderr=self.stderr_tail,
+            )
         try:
             proc.stdin.write(jsonrpc.encode(message) + b"\n")
             await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
-            raise ServerExited(f"cannot write to the server process ({exc})", server=self.server_name,
-                               returncode=proc.returncode, stderr=self.stderr_tail) from None
+            raise ServerExited(
+                f"cannot write to the server process ({exc})",
+                server=self.server_name,
+                returncode=proc.returncode,
+                stderr=self.stderr_tail,
+            ) from None
 
     async def close(self) -> None:
         self._closing = True

@@ -21,8 +21,15 @@ from tests.support.paths import PYTHON
 from tests.support.processes import PeerProcess, free_port, python_env, spawn
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 START_TIMEOUT = 90.0  # seconds: a bound on JupyterLab's start on a loaded 2-core machine
 
 
@@ -42,9 +49,13 @@ class Lab:
 def lab_env(home: Path) -> dict[str, str]:
     """Directories of the test's own: nothing read from or written to the user's Jupyter set-up."""
     env = python_env()
-    dirs = {"JUPYTER_CONFIG_DIR": "config", "JUPYTERLAB_SETTINGS_DIR": "settings",
-            "JUPYTERLAB_WORKSPACES_DIR": "workspaces", "JUPYTER_RUNTIME_DIR": "runtime",
-            "IPYTHONDIR": "ipython"}
+    dirs = {
+        "JUPYTER_CONFIG_DIR": "config",
+        "JUPYTERLAB_SETTINGS_DIR": "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": "workspaces",
+        "JUPYTER_RUNTIME_DIR": "runtime",
+        "IPYTHONDIR": "ipython",
+    }
     for name, sub in dirs.items():
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[name] = str(home / sub)
@@ -61,12 +72,25 @@ def lab_env(home: Path) -> dict[str, str]:
 def running_lab(root: Path, home: Path) -> Iterator[Lab]:
     """JupyterLab serving ``root`` on 127.0.0.1 until the block ends (then shut down, then killed)."""
     if not Path(CHROMIUM).exists():
-        raise RuntimeError(f"the browser tests need Debian's chromium at {CHROMIUM} "
-                           "(apt-get install -y chromium; .ci/run installs it)")
+        raise RuntimeError(
+            f"the browser tests need Debian's chromium at {CHROMIUM} "
+            "(apt-get install -y chromium; .ci/run installs it)"
+        )
     port, token = free_port(), secrets.token_hex(16)
-    argv = [str(PYTHON), "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            f"--ServerApp.token={token}", "--allow-root", f"--ServerApp.root_dir={root}",
-            "--ServerApp.port_retries=0", "--LabApp.news_url=", "--ServerApp.open_browser=False"]
+    argv = [
+        str(PYTHON),
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--ServerApp.token={token}",
+        "--allow-root",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.port_retries=0",
+        "--LabApp.news_url=",
+        "--ServerApp.open_browser=False",
+    ]
     with spawn(argv, env=lab_env(home), cwd=root, grace=10.0) as process:
         lab = Lab(f"http://127.0.0.1:{port}", token, root, process)
         _wait_ready(lab)

@@ -86,7 +86,8 @@ def add_cell_and_run(page: Page, code: str) -> None:
 
 def sidebar_row(page: Page, tool: str) -> Locator:  # noqa: F821 - playwright's type
     return page.locator(".mtj-sidebar .mtj-task-row").filter(
-        has=page.locator(".mtj-task-tool", has_text=re.compile(f"^{tool}$")))
+        has=page.locator(".mtj-task-tool", has_text=re.compile(f"^{tool}$"))
+    )
 
 
 def test_quickstart_widget_sidebar_cancel_and_notification(page: Page) -> None:
@@ -124,11 +125,15 @@ def test_quickstart_widget_sidebar_cancel_and_notification(page: Page) -> None:
     shot(page, "05-sidebar-long-task-running")
     long_row.locator(".mtj-task-cancel").click()
     expect(long_row.locator(".mtj-task-status")).to_have_text("cancelled")
-    add_cell_and_run(page, "from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-                           "state = await get_runtime().client('demo').dialect.get(long.task_id)\n"
-                           "print('on the server:', state.status, '/ here:', long.status)")
-    expect(page.locator(".jp-OutputArea-output", has_text="on the server: cancelled / here: cancelled")
-           ).to_be_visible()
+    add_cell_and_run(
+        page,
+        "from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
+        "state = await get_runtime().client('demo').dialect.get(long.task_id)\n"
+        "print('on the server:', state.status, '/ here:', long.status)",
+    )
+    expect(
+        page.locator(".jp-OutputArea-output", has_text="on the server: cancelled / here: cancelled")
+    ).to_be_visible()
     expect(page.locator(".mtj-statusbar")).not_to_contain_text("1 running")
     shot(page, "06-cancelled-from-the-sidebar")
 

@@ -74,13 +74,20 @@ class Scripted(Transport):
         return [(m, h) for m, h in self.sent if m.get("method") == method]
 
 
-async def scripted_client(handler: Handler, *, dialect: str = "auto", protocol_version: str | None = None,
-                          elicitation_handler: Any = None, probe_timeout: float = 5.0) -> tuple[Client, Scripted]:
+async def scripted_client(
+    handler: Handler,
+    *,
+    dialect: str = "auto",
+    protocol_version: str | None = None,
+    elicitation_handler: Any = None,
+    probe_timeout: float = 5.0,
+) -> tuple[Client, Scripted]:
     """A Client on the scripted server, connected as ``open_client`` would (handshake, dialect)."""
     transport = Scripted(handler)
     session = Session(transport, capabilities=_client_capabilities(False))
     await session.start()
     stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
     await handshake(session, protocol_version, stateless=stateless, probe_timeout=probe_timeout)
-    return Client(session, select_dialect(dialect, session), elicitation_handler=elicitation_handler,
-                  sampling_handler=None), transport
+    return Client(
+        session, select_dialect(dialect, session), elicitation_handler=elicitation_handler, sampling_handler=None
+    ), transport

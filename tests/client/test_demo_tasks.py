@@ -18,8 +18,13 @@ async def test_connects_and_lists_every_tool_across_pages(connect_demo):
         assert info["protocol"] == "2025-11-25" and info["dialect"] == "2025-11-25"
         assert "capabilities.tasks" in info["dialect_reason"]
         support = {t.name: t.task_support for t in await client.list_tools()}
-        assert support == {"slow_compute": "optional", "research": "required", "failing_job": "optional",
-                           "make_chart": "optional", "echo": "forbidden"}
+        assert support == {
+            "slow_compute": "optional",
+            "research": "required",
+            "failing_job": "optional",
+            "make_chart": "optional",
+            "echo": "forbidden",
+        }
         tool = await client.tool("research")
         assert tool.required_arguments == ["topic"] and "ambiguous" in tool.input_schema["properties"]
 
@@ -111,8 +116,11 @@ async def test_without_a_handler_or_answers_the_question_is_declined_not_left_wa
 
 async def test_answers_given_in_advance_answer_the_question(connect_demo):
     async with connect_demo() as client:
-        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
-                                       answers={"interpretation": "tides (economics)"})
+        task = await client.start_task(
+            "research",
+            {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
+            answers={"interpretation": "tides (economics)"},
+        )
         result = await asyncio.wait_for(task, WAIT)
         assert result.structured["interpretation"] == "tides (economics)" and result.structured["depth"] == 2
         assert [a[1:] for a in task.answered] == [("answers", "accept")]
@@ -127,13 +135,19 @@ async def test_answers_that_do_not_fit_fall_back_to_the_handler(connect_demo):
 
     async with connect_demo() as client:
         client.elicitation_handler = None
-        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
-                                       answers={"interpretation": "tides (astrology)"})
+        task = await client.start_task(
+            "research",
+            {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
+            answers={"interpretation": "tides (astrology)"},
+        )
         result = await asyncio.wait_for(task, WAIT)
         assert result.is_error and [a[1:] for a in task.answered] == [("no handler", "decline")]
     async with connect_demo(elicitation_handler=handler) as client:
-        task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
-                                       answers={"interpretation": "tides (astrology)"})
+        task = await client.start_task(
+            "research",
+            {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1},
+            answers={"interpretation": "tides (astrology)"},
+        )
         result = await asyncio.wait_for(task, WAIT)
         assert asked and result.structured["interpretation"] == "tides (history)"
 
@@ -144,8 +158,9 @@ async def test_tool_error_is_a_result_and_protocol_error_is_task_failed(connect_
         result = await asyncio.wait_for(tool_error, WAIT)
         assert result.is_error and result.text == "bad input row 7" and tool_error.status == "failed"
 
-        failing = await client.start_task("failing_job", {"seconds": 0.1, "mode": "protocol_error",
-                                                          "message": "disk full"})
+        failing = await client.start_task(
+            "failing_job", {"seconds": 0.1, "mode": "protocol_error", "message": "disk full"}
+        )
         with pytest.raises(mtj.TaskFailed, match="disk full") as info:
             await asyncio.wait_for(failing, WAIT)
         assert info.value.status_message == "disk full"
@@ -192,6 +207,7 @@ async def test_image_and_structured_content(connect_demo):
         image = next(b for b in result.content if b.type == "image")
         assert image.mime_type == "image/png"
         import base64
+
         assert base64.b64decode(image.data).startswith(b"\x89PNG")
         assert result.structured == {"title": "Chart", "count": 3, "min": 1, "max": 3, "mean": 2}
 

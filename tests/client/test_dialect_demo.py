@@ -83,8 +83,11 @@ async def test_question_inside_a_task_is_answered_once(connect):
 
 async def test_answers_in_advance_and_a_person_in_every_dialect(connect):
     async with connect() as client:
-        preset = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.05},
-                                         answers={"interpretation": "tides (economics)"})
+        preset = await client.start_task(
+            "research",
+            {"topic": "tides", "ambiguous": True, "stage_seconds": 0.05},
+            answers={"interpretation": "tides (economics)"},
+        )
         await asyncio.wait_for(preset, WAIT)
         forms: list[list[str]] = []
 
@@ -94,7 +97,9 @@ async def test_answers_in_advance_and_a_person_in_every_dialect(connect):
             return {"action": "decline"}
 
         client.ask_user = person
-        declined = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.05})
+        declined = await client.start_task(
+            "research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.05}
+        )
         result = await asyncio.wait_for(declined, WAIT)
     assert [source for _m, source, _a in preset.answered] == ["answers"]
     assert len(forms) == 1 and len(forms[0]) == 1  # one form, its question pending while shown
@@ -163,10 +168,15 @@ async def test_auto_picks_what_the_server_speaks(connect_demo, served):
     # The demo forced to one dialect: auto must find it (the probe, then the initialize answer).
     async with connect_demo("--dialect", served, *FAST, dialect="auto", protocol_version=None) as client:
         info = client.describe()
-        result = await asyncio.wait_for(await client.start_task("slow_compute", {"seconds": 0.1, "steps": 1}), WAIT)
+        result = await asyncio.wait_for(
+            await client.start_task("slow_compute", {"seconds": 0.1, "steps": 1}), WAIT
+        )
     assert info["dialect"] == served and result.structured["value"] == 1
-    expected = {"ext": "server/discover", "2025-11-25": "capabilities.tasks.requests.tools.call",
-                "sep1686": "SEP-1686"}[served]
+    expected = {
+        "ext": "server/discover",
+        "2025-11-25": "capabilities.tasks.requests.tools.call",
+        "sep1686": "SEP-1686",
+    }[served]
     assert expected in info["dialect_reason"]
 
 

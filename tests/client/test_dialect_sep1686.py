@@ -20,8 +20,11 @@ TOOLS = {"tools": [{"name": "job", "inputSchema": {"type": "object"}}]}
 
 
 def _init(capabilities: dict[str, Any]) -> dict[str, Any]:
-    return {"protocolVersion": "2025-11-25", "capabilities": capabilities,
-            "serverInfo": {"name": "draft", "version": "1"}}
+    return {
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "serverInfo": {"name": "draft", "version": "1"},
+    }
 
 
 class DraftServer:
@@ -44,17 +47,27 @@ class DraftServer:
             return TOOLS
         if method == "tools/call":
             task_id = params["_meta"]["modelcontextprotocol.io/task"]["taskId"]
-            self.tasks[task_id] = {"taskId": task_id, "status": "submitted", "keepAlive": 30000,
-                                   "pollFrequency": 50, "polls": 0}
+            self.tasks[task_id] = {
+                "taskId": task_id,
+                "status": "submitted",
+                "keepAlive": 30000,
+                "pollFrequency": 50,
+                "polls": 0,
+            }
             self.finished[task_id] = asyncio.Event()
             if self.announce:
                 assert self.transport is not None
-                self.transport.notify_client("notifications/tasks/created", {"_meta": {RELATED: {"taskId": task_id}}})
+                self.transport.notify_client(
+                    "notifications/tasks/created", {"_meta": {RELATED: {"taskId": task_id}}}
+                )
             await self.finished[task_id].wait()
             task = self.tasks[task_id]
             if task["status"] == "cancelled":
                 return None  # a cancelled request is never answered
-            return {"content": [{"type": "text", "text": "from the call"}], "_meta": {RELATED: {"taskId": task_id}}}
+            return {
+                "content": [{"type": "text", "text": "from the call"}],
+                "_meta": {RELATED: {"taskId": task_id}},
+            }
         if method == "tasks/get":
             task = self.tasks.get(params["taskId"])
             if task is None:
@@ -162,9 +175,15 @@ async def test_questions_tagged_with_the_drafts_meta_reach_the_task():
 
     client, transport = await _connect(server, elicitation_handler=handler)
     task = await client.start_task("job")
-    transport.ask_client(900, "elicitation/create", {
-        "message": "ok?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
-        "_meta": {RELATED: {"taskId": task.task_id}}})
+    transport.ask_client(
+        900,
+        "elicitation/create",
+        {
+            "message": "ok?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            "_meta": {RELATED: {"taskId": task.task_id}},
+        },
+    )
     await asyncio.sleep(0.1)
     assert seen and seen[0]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task.task_id}
     assert task.answered == [("ok?", "handler", "accept")]
@@ -186,14 +205,22 @@ async def test_list_delete_and_unknown():
     assert server.tasks == {}
 
 
-@pytest.mark.parametrize(("caps", "dialect"), [
-    (DRAFT_CAPS, "sep1686"),
-    ({"experimental": {"modelcontextprotocol.io/tasks": {}}}, "sep1686"),
-    ({"tasks": {"requests": {"tools": {"call": {}}}}}, "2025-11-25"),
-    ({"tasks": {"requests": {"tools": {"call": {}}}}, "experimental": {"modelcontextprotocol.io/tasks": {}}},
-     "2025-11-25"),
-    ({"tools": {}}, "none"),
-])
+@pytest.mark.parametrize(
+    ("caps", "dialect"),
+    [
+        (DRAFT_CAPS, "sep1686"),
+        ({"experimental": {"modelcontextprotocol.io/tasks": {}}}, "sep1686"),
+        ({"tasks": {"requests": {"tools": {"call": {}}}}}, "2025-11-25"),
+        (
+            {
+                "tasks": {"requests": {"tools": {"call": {}}}},
+                "experimental": {"modelcontextprotocol.io/tasks": {}},
+            },
+            "2025-11-25",
+        ),
+        ({"tools": {}}, "none"),
+    ],
+)
 async def test_detection_prefers_the_newest(caps, dialect):
     async def handler(method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "server/discover":

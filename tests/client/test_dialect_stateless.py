@@ -21,25 +21,42 @@ from .scripted import Refuse, scripted_client as _client
 
 pytestmark = pytest.mark.anyio
 
-META = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
-        "io.modelcontextprotocol/clientInfo")
+META = (
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/clientInfo",
+)
 TASKS_EXT = "io.modelcontextprotocol/tasks"
-DISCOVER = {"resultType": "complete", "supportedVersions": ["2026-07-28"],
-            "capabilities": {"tools": {}, "extensions": {TASKS_EXT: {}}},
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "1"}}}
-INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-              "serverInfo": {"name": "legacy", "version": "1"}}
+DISCOVER = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}, "extensions": {TASKS_EXT: {}}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "1"}},
+}
+INITIALIZE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "legacy", "version": "1"},
+}
 
 
 def _task(task_id: str, status: str, **extra: Any) -> dict[str, Any]:
-    return {"taskId": task_id, "status": status, "createdAt": "2026-01-01T00:00:00Z",
-            "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 50, **extra}
+    return {
+        "taskId": task_id,
+        "status": status,
+        "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttlMs": 60000,
+        "pollIntervalMs": 50,
+        **extra,
+    }
 
 
 TOOLS = {"tools": [{"name": "job", "inputSchema": {"type": "object"}}]}
 
 
 # -- the handshake -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("answer", ["method-not-found", "not-a-discover-result", "silence"])
 async def test_a_legacy_server_is_probed_then_initialized(answer):
@@ -90,8 +107,20 @@ async def test_every_request_carries_meta_and_headers():
         if method == "server/discover":
             return DISCOVER
         if method == "tools/list":
-            return {"tools": [{"name": "job", "inputSchema": {"type": "object", "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"}, "n": {"type": "integer"}}}}]}
+            return {
+                "tools": [
+                    {
+                        "name": "job",
+                        "inputSchema": {
+                            "type": "object",
+                            "properties": {
+                                "region": {"type": "string", "x-mcp-header": "Region"},
+                                "n": {"type": "integer"},
+                            },
+                        },
+                    }
+                ]
+            }
         if method == "tools/call":
             return {"resultType": "task", **_task("t1", "working")}
         return {"resultType": "complete", **_task("t1", "completed", result={"content": []})}
@@ -113,6 +142,7 @@ async def test_every_request_carries_meta_and_headers():
 
 # -- multi round-trip requests -----------------------------------------------------------------
 
+
 async def test_multi_round_trip_rounds_echo_the_exact_state_with_fresh_ids():
     rounds: list[dict[str, Any]] = []
     asked: list[str] = []
@@ -124,13 +154,24 @@ async def test_multi_round_trip_rounds_echo_the_exact_state_with_fresh_ids():
             return TOOLS
         rounds.append(params)
         if len(rounds) == 1:
-            return {"resultType": "input_required", "requestState": ' {"n": 1} ',
-                    "inputRequests": {"a": {"method": "elicitation/create", "params": {
-                        "message": "first?", "requestedSchema": {"type": "object", "properties": {}}}}}}
+            return {
+                "resultType": "input_required",
+                "requestState": ' {"n": 1} ',
+                "inputRequests": {
+                    "a": {
+                        "method": "elicitation/create",
+                        "params": {"message": "first?", "requestedSchema": {"type": "object", "properties": {}}},
+                    }
+                },
+            }
         if len(rounds) == 2:
-            return {"resultType": "input_required", "inputRequests": {
-                "b": {"method": "elicitation/create", "params": {"message": "second?", "requestedSchema": {}}},
-                "r": {"method": "roots/list", "params": {}}}}
+            return {
+                "resultType": "input_required",
+                "inputRequests": {
+                    "b": {"method": "elicitation/create", "params": {"message": "second?", "requestedSchema": {}}},
+                    "r": {"method": "roots/list", "params": {}},
+                },
+            }
         return {"content": [{"type": "text", "text": "done"}]}  # no resultType: complete
 
     async def answer(params: dict[str, Any]) -> dict[str, Any]:
@@ -143,7 +184,8 @@ async def test_multi_round_trip_rounds_echo_the_exact_state_with_fresh_ids():
     assert result.text == "done" and asked == ["first?", "second?"]
     assert "inputResponses" not in rounds[0] and "requestState" not in rounds[0]
     assert rounds[1]["requestState"] == ' {"n": 1} ' and rounds[1]["inputResponses"] == {
-        "a": {"action": "accept", "content": {}}}
+        "a": {"action": "accept", "content": {}}
+    }
     assert "requestState" not in rounds[2] and set(rounds[2]["inputResponses"]) == {"b", "r"}
     assert all(r["arguments"] == {"x": 1} for r in rounds)
     ids = [m["id"] for m, _h in transport.requests("tools/call")]
@@ -162,6 +204,7 @@ async def test_unknown_result_type_is_an_invalid_message():
 
 
 # -- ext: questions, pacing, cancel ------------------------------------------------------------
+
 
 class ExtServer:
     """A scripted ext server: one task whose ``tasks/get`` answers come from ``script``."""
@@ -196,8 +239,15 @@ class ExtServer:
 
 
 def _question(key: str, message: str) -> dict[str, Any]:
-    return {key: {"method": "elicitation/create", "params": {
-        "message": message, "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}}}
+    return {
+        key: {
+            "method": "elicitation/create",
+            "params": {
+                "message": message,
+                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            },
+        }
+    }
 
 
 async def test_input_requests_are_answered_once_across_polls():
@@ -208,8 +258,12 @@ async def test_input_requests_are_answered_once_across_polls():
         if len(server.updates) == 0:
             return _task("t1", "input_required", pollIntervalMs=20, inputRequests=_question("k1", "first?"))
         if len(server.updates) == 1:
-            return _task("t1", "input_required", pollIntervalMs=20,
-                         inputRequests={**_question("k1", "first?"), **_question("k2", "second?")})
+            return _task(
+                "t1",
+                "input_required",
+                pollIntervalMs=20,
+                inputRequests={**_question("k1", "first?"), **_question("k2", "second?")},
+            )
         return _task("t1", "completed", result={"content": [{"type": "text", "text": "ok"}]})
 
     async def person(params: dict[str, Any]) -> dict[str, Any]:
@@ -227,8 +281,10 @@ async def test_input_requests_are_answered_once_across_polls():
     result = await asyncio.wait_for(task, 5)
     assert result.text == "ok"
     # k1 is still listed after its answer (eventual consistency): never answered or shown again
-    assert shown == ["first?", "second?"] and server.updates == [{"k1": {"action": "accept", "content": {"ok": True}}},
-                                                                 {"k2": {"action": "accept", "content": {"ok": True}}}]
+    assert shown == ["first?", "second?"] and server.updates == [
+        {"k1": {"action": "accept", "content": {"ok": True}}},
+        {"k2": {"action": "accept", "content": {"ok": True}}},
+    ]
     assert [a[1:] for a in task.answered] == [("handler", "accept"), ("handler", "accept")]
 
 
@@ -314,19 +370,33 @@ async def test_pushed_task_notifications_wake_the_poller():
     client, transport = await _client(handler)
     task = await client.start_task("job")
     await asyncio.wait_for(listening.wait(), 5)
-    transport.notify_client("notifications/tasks", {
-        **_task("t1", "completed", result={"content": [{"type": "text", "text": "pushed"}]}),
-        "_meta": {"io.modelcontextprotocol/subscriptionId": transport.requests("subscriptions/listen")[0][0]["id"]}})
+    transport.notify_client(
+        "notifications/tasks",
+        {
+            **_task("t1", "completed", result={"content": [{"type": "text", "text": "pushed"}]}),
+            "_meta": {
+                "io.modelcontextprotocol/subscriptionId": transport.requests("subscriptions/listen")[0][0]["id"]
+            },
+        },
+    )
     assert (await asyncio.wait_for(task, 5)).text == "pushed"
     await asyncio.sleep(0)  # the released listener is withdrawn (the scripted transport has no streams)
     assert client.dialect.listen_supported is not False
 
 
 async def test_invalid_x_mcp_header_tools_are_left_out(caplog):
-    tools = {"tools": [
-        {"name": "good", "inputSchema": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}},
-        {"name": "bad", "inputSchema": {"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "R"}}}},
-    ]}
+    tools = {
+        "tools": [
+            {
+                "name": "good",
+                "inputSchema": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}},
+            },
+            {
+                "name": "bad",
+                "inputSchema": {"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "R"}}},
+            },
+        ]
+    }
 
     async def handler(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return DISCOVER if method == "server/discover" else tools

@@ -27,13 +27,31 @@ def test_schema_and_database_settings(tmp_path: Path) -> None:
     assert row is not None
     db = sqlite3.connect(tmp_path / "sub" / "tasks.sqlite3")
     columns = {r[1] for r in db.execute("PRAGMA table_info(tasks)")}
-    assert {"server_name", "target", "protocol", "dialect", "tool", "arguments", "task_id", "notebook",
-            "out_var", "created_at", "ttl_ms", "status", "status_message", "result"} <= columns
+    assert {
+        "server_name",
+        "target",
+        "protocol",
+        "dialect",
+        "tool",
+        "arguments",
+        "task_id",
+        "notebook",
+        "out_var",
+        "created_at",
+        "ttl_ms",
+        "status",
+        "status_message",
+        "result",
+    } <= columns
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     record = index.get(row)
-    assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == \
-        ("slow_compute", "t1", "working", 60000)
+    assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == (
+        "slow_compute",
+        "t1",
+        "working",
+        60000,
+    )
     assert [r.id for r in index.unfinished(DEMO.target, "a.ipynb")] == [row]
     assert index.unfinished(DEMO.target, None) == []
     index.update(row, task_id="t1", status="completed", status_message=None, result={"content": []})
@@ -44,12 +62,22 @@ def test_schema_and_database_settings(tmp_path: Path) -> None:
 
 
 def test_secret_argument_values_are_never_written(tmp_path: Path) -> None:
-    arguments = {"topic": "tides", "api_key": "k-123456", "Authorization": "Bearer abcdef",
-                 "nested": {"password": "hunter22", "depth": 2}, "items": [{"token": "t-98765"}],
-                 "client_secret": "s-55555"}
+    arguments = {
+        "topic": "tides",
+        "api_key": "k-123456",
+        "Authorization": "Bearer abcdef",
+        "nested": {"password": "hunter22", "depth": 2},
+        "items": [{"token": "t-98765"}],
+        "client_secret": "s-55555",
+    }
     assert redact_arguments(arguments) == {
-        "topic": "tides", "api_key": REDACTED, "Authorization": REDACTED,
-        "nested": {"password": REDACTED, "depth": 2}, "items": [{"token": REDACTED}], "client_secret": REDACTED}
+        "topic": "tides",
+        "api_key": REDACTED,
+        "Authorization": REDACTED,
+        "nested": {"password": REDACTED, "depth": 2},
+        "items": [{"token": REDACTED}],
+        "client_secret": REDACTED,
+    }
     index = TaskIndex(tmp_path / "tasks.sqlite3")
     row = index.add(DEMO, "research", arguments)
     assert row is not None and index.get(row).arguments["topic"] == "tides"  # type: ignore[union-attr]
@@ -78,15 +106,23 @@ print("ok")
 def test_two_processes_writing_at_once(tmp_path: Path) -> None:
     path = tmp_path / "tasks.sqlite3"
     TaskIndex(path).records()  # create it first: both writers then race only on rows
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), who], env=python_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for who in ("a", "b")]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), who],
+            env=python_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for who in ("a", "b")
+    ]
     for writer in writers:
         out, err = writer.communicate(timeout=60)
         assert writer.returncode == 0 and out.strip() == b"ok", err.decode()
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert db.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' "
-                      "AND result IS NOT NULL").fetchone() == (300, 300)
+    assert db.execute(
+        "SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' AND result IS NOT NULL"
+    ).fetchone() == (300, 300)
 
 
 class Counting:
@@ -111,8 +147,9 @@ async def test_client_records_its_tasks_and_cache_hits_ask_no_server(tmp_path: P
     update = index.update
     index.update = lambda row, **kw: (updates.append(kw["status"]), update(row, **kw))[1]  # type: ignore
     with start_demo_http("--poll-interval", "100") as url:
-        async with mtj.connect(url, protocol_version="2025-11-25", index=index,
-                               headers={"X-Api-Key": "header-secret-42"}) as client:
+        async with mtj.connect(
+            url, protocol_version="2025-11-25", index=index, headers={"X-Api-Key": "header-secret-42"}
+        ) as client:
             args = {"seconds": 0.6, "steps": 12, "label": "cached"}
             first = await client.start_task("slow_compute", args, cache=True)  # nothing stored yet: runs
             changes: list[Any] = []
@@ -124,8 +161,13 @@ async def test_client_records_its_tasks_and_cache_hits_ask_no_server(tmp_path: P
             # (progress ticks, log lines)
             assert len(updates) <= len(states) + 2 < len(changes), (updates, len(changes))
             [record] = index.records()
-            assert (record.server_name, record.target, record.tool, record.task_id, record.status) == \
-                (client.name, url, "slow_compute", first.task_id, "completed")
+            assert (record.server_name, record.target, record.tool, record.task_id, record.status) == (
+                client.name,
+                url,
+                "slow_compute",
+                first.task_id,
+                "completed",
+            )
             assert record.result == result.raw and record.arguments == args
             counting = Counting(client)
             again = await client.start_task("slow_compute", dict(args), cache=True)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.anyio
 # Answers initialize (and server/discover with method-not-found, as a legacy server does, so the client's
 # probe does not wait), then on tools/call sends the request named by the tool to the client (ids 1000,
 # ...), and returns the client's answer (or error) as the tool's text.
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys
     def send(obj):
         print(json.dumps(obj), flush=True)
@@ -40,14 +40,19 @@ SCRIPT = textwrap.dedent('''
             answer = msg.get("result", msg.get("error"))
             send({"jsonrpc": "2.0", "id": pending[msg["id"]], "result": {
                   "content": [{"type": "text", "text": json.dumps(answer)}]}})
-''')
+""")
 
-SAMPLING = {"method": "sampling/createMessage",
-            "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
-                       "maxTokens": 10}}
-ELICIT = {"method": "elicitation/create",
-          "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {
-              "name": {"type": "string"}}}}}
+SAMPLING = {
+    "method": "sampling/createMessage",
+    "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 10},
+}
+ELICIT = {
+    "method": "elicitation/create",
+    "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
 
 
 def server():

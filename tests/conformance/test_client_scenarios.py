@@ -34,8 +34,9 @@ SCENARIOS_2026_07_28 = [
     "json-schema-2020-12-preservation",
 ]
 
-CASES = [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25] + \
-    [pytest.param(s, "2026-07-28", id=f"2026-07-28-{s}") for s in SCENARIOS_2026_07_28]
+CASES = [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25] + [
+    pytest.param(s, "2026-07-28", id=f"2026-07-28-{s}") for s in SCENARIOS_2026_07_28
+]
 
 
 @pytest.mark.timeout(120)

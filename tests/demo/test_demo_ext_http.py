@@ -21,14 +21,21 @@ async def test_stateless_life_cycle_over_http() -> None:
         assert found["capabilities"]["extensions"] == {TASKS_EXT: {}}
 
         # research asks its question through tasks/get, answered with tasks/update
-        created = await peer.result("tools/call", {"name": "research", "arguments": {
-            "topic": "mercury", "ambiguous": True, "stage_seconds": 0}})
+        created = await peer.result(
+            "tools/call",
+            {"name": "research", "arguments": {"topic": "mercury", "ambiguous": True, "stage_seconds": 0}},
+        )
         assert created["resultType"] == "task"
         task = await poll_task(lambda p: peer.result("tasks/get", p), created["taskId"], until=("input_required",))
         [(key, question)] = task["inputRequests"].items()
         reading = question["params"]["requestedSchema"]["properties"]["interpretation"]["oneOf"][0]["const"]
-        ack = await peer.result("tasks/update", {"taskId": created["taskId"], "inputResponses": {
-            key: {"action": "accept", "content": {"interpretation": reading}}}})
+        ack = await peer.result(
+            "tasks/update",
+            {
+                "taskId": created["taskId"],
+                "inputResponses": {key: {"action": "accept", "content": {"interpretation": reading}}},
+            },
+        )
         assert ack == {"resultType": "complete"}
         done = await poll_task(lambda p: peer.result("tasks/get", p), created["taskId"])
         assert done["status"] == "completed" and done["result"]["structuredContent"]["interpretation"] == reading
@@ -64,9 +71,16 @@ async def test_http_header_version_and_method_errors() -> None:
         assert error["code"] == -32020
         error = await peer.error("tools/call", greet, 400, **{"Mcp-Name": "echo"})
         assert error["code"] == -32020
-        response = await client.post(server.url, json=peer.message("tools/call", greet), headers={
-            "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-            "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"})  # no Mcp-Name
+        response = await client.post(
+            server.url,
+            json=peer.message("tools/call", greet),
+            headers={
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+            },
+        )  # no Mcp-Name
         assert response.status_code == 400 and response.json()["error"]["code"] == -32020
         encoded = "=?base64?" + base64.b64encode(b"greet").decode() + "?="
         response = await peer.post("tools/call", greet, **{"Mcp-Name": encoded})
@@ -74,14 +88,21 @@ async def test_http_header_version_and_method_errors() -> None:
         created = await peer.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 30}})
         error = await peer.error("tasks/get", modern({"taskId": created["taskId"]}), 400, **{"Mcp-Name": "other"})
         assert error["code"] == -32020
-        error = await peer.error("tasks/get", modern({"taskId": created["taskId"]}), 400, **{"Mcp-Method": "Tasks/Get"})
+        error = await peer.error(
+            "tasks/get", modern({"taskId": created["taskId"]}), 400, **{"Mcp-Method": "Tasks/Get"}
+        )
         assert error["code"] == -32020
 
         # versions: the header must match _meta; an unsupported version names the supported ones
         error = await peer.error("ping", modern(), 400, **{"MCP-Protocol-Version": "2025-11-26"})
         assert error["code"] == -32020
-        error = await peer.error("ping", modern(version="2099-01-01"), 400, **{"MCP-Protocol-Version": "2099-01-01"})
-        assert error["code"] == -32022 and error["data"] == {"supported": ["2026-07-28"], "requested": "2099-01-01"}
+        error = await peer.error(
+            "ping", modern(version="2099-01-01"), 400, **{"MCP-Protocol-Version": "2099-01-01"}
+        )
+        assert error["code"] == -32022 and error["data"] == {
+            "supported": ["2026-07-28"],
+            "requested": "2099-01-01",
+        }
         error = await peer.error("ping", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}, 400)
         assert error["code"] == -32602 and "clientCapabilities" in error["message"]
 
@@ -93,9 +114,11 @@ async def test_http_header_version_and_method_errors() -> None:
         await peer.result("tasks/cancel", {"taskId": created["taskId"]})
 
         # stateless: a notification is accepted and ignored; no session is ever made
-        response = await client.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                                       "params": modern({"requestId": 1})},
-                                     headers=peer.headers("notifications/cancelled", {}))
+        response = await client.post(
+            server.url,
+            json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": modern({"requestId": 1})},
+            headers=peer.headers("notifications/cancelled", {}),
+        )
         assert response.status_code == 202 and "mcp-session-id" not in response.headers
 
 
@@ -114,20 +137,33 @@ async def test_sse_answers_progress_and_subscriptions() -> None:
         # a subscription: acknowledged, the current state, each change; the server's end closes it
         created = await peer.result("tools/call", {"name": "confirm_delete", "arguments": {"filename": "c.txt"}})
         task_id = created["taskId"]
-        async with peer.stream("subscriptions/listen", modern({"notifications": {"taskIds": [task_id]}})) as stream:
+        async with peer.stream(
+            "subscriptions/listen", modern({"notifications": {"taskIds": [task_id]}})
+        ) as stream:
             meta = {SUBSCRIPTION: stream.request_id}
             _, ack = await stream.next_message()
-            assert ack == {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                           "params": {"notifications": {"taskIds": [task_id]}, "_meta": meta}}
+            assert ack == {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": {"taskIds": [task_id]}, "_meta": meta},
+            }
             await stream.until(lambda m: m["params"].get("status") == "input_required")
-            await peer.result("tasks/update", {"taskId": task_id, "inputResponses": {
-                "input-1": {"action": "accept", "content": {"confirm": True}}}})
+            await peer.result(
+                "tasks/update",
+                {
+                    "taskId": task_id,
+                    "inputResponses": {"input-1": {"action": "accept", "content": {"confirm": True}}},
+                },
+            )
             seen = await stream.until(lambda m: m["params"].get("status") == "completed")
             final = seen[-1][1]["params"]
             assert final["result"]["content"][0]["text"] == "Deleted c.txt" and final["_meta"] == meta
             server.proc.terminate()  # shutting down ends the subscription with its answer
             rest = [event.message for event in await stream.rest()]
-        assert rest[-1] == {"jsonrpc": "2.0", "id": stream.request_id,
-                            "result": {"resultType": "complete", "_meta": meta}}
+        assert rest[-1] == {
+            "jsonrpc": "2.0",
+            "id": stream.request_id,
+            "result": {"resultType": "complete", "_meta": meta},
+        }
         await asyncio.wait_for(server.proc.wait(), 10)
         assert server.proc.returncode == 0

@@ -169,7 +169,9 @@ async def test_queued_elicitation_is_delivered_once_when_a_stream_opens() -> Non
             assert ask["params"]["_meta"][RELATED] == {"taskId": task_id}
             async with peer.stream_post(peer.message("tasks/result", {"taskId": task_id})) as stream:
                 assert (
-                    await peer.respond(ask["id"], {"action": "accept", "content": {"interpretation": "Perl (history)"}})
+                    await peer.respond(
+                        ask["id"], {"action": "accept", "content": {"interpretation": "Perl (history)"}}
+                    )
                 ).status_code == 202
                 on_result_stream = await stream.until(lambda m: "result" in m)
             assert not any(m.get("method") == "elicitation/create" for _, m in on_result_stream)
@@ -220,7 +222,11 @@ async def test_inline_and_error_calls_over_http() -> None:
         task = await peer.call_task("failing_job", {"seconds": 0, "mode": "protocol_error"})
         async with peer.stream_post(peer.message("tasks/result", {"taskId": task["taskId"]})) as stream:
             final = (await stream.until(lambda m: "error" in m))[-1][1]
-        assert final["error"] == {"code": -32603, "message": "The job failed on purpose", "data": {"reason": "demo"}}
+        assert final["error"] == {
+            "code": -32603,
+            "message": "The job failed on purpose",
+            "data": {"reason": "demo"},
+        }
 
 
 async def test_a_reconnected_client_gets_the_question_asked_again() -> None:
@@ -243,7 +249,9 @@ async def test_a_reconnected_client_gets_the_question_asked_again() -> None:
             assert late.status_code == 202  # accepted, but that ask was withdrawn: ignored
             await asyncio.sleep(0.1)
             assert (await fresh.result("tasks/get", {"taskId": task["taskId"]}))["status"] == "input_required"
-            await fresh.respond(ask["id"], {"action": "accept", "content": {"interpretation": "Forth (economics)"}})
+            await fresh.respond(
+                ask["id"], {"action": "accept", "content": {"interpretation": "Forth (economics)"}}
+            )
             final = (await stream.until(lambda m: "result" in m))[-1][1]
         assert final["result"]["structuredContent"]["interpretation"] == "Forth (economics)"
 

@@ -25,7 +25,11 @@ async def test_initialize_declares_tasks_and_negotiates_the_version() -> None:
         assert (await peer.error("logging/setLevel", {"level": "loud"}))["code"] == -32602
         assert (await peer.error("resources/list"))["code"] == -32601
 
-    for asked, answered in [("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"), ("2099-01-01", "2025-11-25")]:
+    for asked, answered in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2099-01-01", "2025-11-25"),
+    ]:
         async with StdioPeer.start() as peer:
             assert (await peer.initialize(version=asked))["protocolVersion"] == answered
 
@@ -79,7 +83,10 @@ async def test_tool_definitions() -> None:
         slow = tools["slow_compute"]["inputSchema"]["properties"]
         assert (slow["seconds"]["default"], slow["steps"]["default"], slow["label"]["default"]) == (5, 10, "job")
         assert tools["research"]["inputSchema"]["required"] == ["topic"]
-        assert tools["failing_job"]["inputSchema"]["properties"]["mode"]["enum"] == ["tool_error", "protocol_error"]
+        assert tools["failing_job"]["inputSchema"]["properties"]["mode"]["enum"] == [
+            "tool_error",
+            "protocol_error",
+        ]
         assert tools["make_chart"]["inputSchema"]["properties"]["values"]["items"] == {"type": "number"}
         assert set(tools["slow_compute"]["outputSchema"]["required"]) == {"label", "steps", "seconds", "value"}
         assert set(tools["make_chart"]["outputSchema"]["required"]) == {"title", "count", "min", "max", "mean"}
@@ -147,7 +154,9 @@ async def test_inline_calls() -> None:
 async def test_notifications_cancelled_stops_an_inline_call() -> None:
     async with StdioPeer.start() as peer:
         await peer.initialize()
-        msg_id, future = await peer.start_request("tools/call", {"name": "slow_compute", "arguments": {"seconds": 30}})
+        msg_id, future = await peer.start_request(
+            "tools/call", {"name": "slow_compute", "arguments": {"seconds": 30}}
+        )
         await asyncio.sleep(0.2)
         await peer.notify("notifications/cancelled", {"requestId": msg_id, "reason": "changed my mind"})
         assert await peer.result("ping") == {}

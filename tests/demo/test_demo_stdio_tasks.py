@@ -106,7 +106,9 @@ async def test_make_chart_returns_a_real_png() -> None:
         (length,) = struct.unpack(">I", png[idat - 4 : idat])
         assert len(zlib.decompress(png[idat + 4 : idat + 4 + length])) == height * (1 + 3 * width)
 
-        inline = await peer.result("tools/call", {"name": "make_chart", "arguments": {"values": [1], "seconds": 0}})
+        inline = await peer.result(
+            "tools/call", {"name": "make_chart", "arguments": {"values": [1], "seconds": 0}}
+        )
         assert inline["structuredContent"]["count"] == 1
 
 
@@ -245,7 +247,9 @@ async def test_research_without_elicitation_capability_uses_a_default() -> None:
         assert result["structuredContent"]["interpretation"] == "Mercury (history)"
         assert "cannot answer questions" in result["content"][0]["text"]
         assert peer.server_requests.empty()
-        assert "input_required" not in [s["status"] for s in peer.notes("notifications/tasks/status", task["taskId"])]
+        assert "input_required" not in [
+            s["status"] for s in peer.notes("notifications/tasks/status", task["taskId"])
+        ]
 
 
 async def test_cancel_while_waiting_for_input() -> None:
@@ -259,7 +263,9 @@ async def test_cancel_while_waiting_for_input() -> None:
             )
         )
         assert (await peer.result("tasks/cancel", {"taskId": task["taskId"]}))["status"] == "cancelled"
-        await peer.respond(ask["id"], {"action": "accept", "content": {"interpretation": "Ada (history)"}})  # too late
+        await peer.respond(
+            ask["id"], {"action": "accept", "content": {"interpretation": "Ada (history)"}}
+        )  # too late
         await asyncio.sleep(0.1)
         assert (await peer.result("tasks/get", {"taskId": task["taskId"]}))["status"] == "cancelled"
 
@@ -267,8 +273,7 @@ async def test_cancel_while_waiting_for_input() -> None:
 async def test_no_status_notifications_leaves_polling_as_the_only_news() -> None:
     async with StdioPeer.start("--poll-interval", "100", "--no-status-notifications") as peer:
         await peer.initialize()
-        task = await peer.call_task("slow_compute", {"seconds": 0.3, "steps": 3}, ttl=60_000,
-                                    progress_token="tok")
+        task = await peer.call_task("slow_compute", {"seconds": 0.3, "steps": 3}, ttl=60_000, progress_token="tok")
         response = await asyncio.wait_for(peer.request("tasks/result", {"taskId": task["taskId"]}), 10)
         assert response["result"]["structuredContent"]["value"] == 14
         done = await peer.result("tasks/get", {"taskId": task["taskId"]})

@@ -112,7 +112,9 @@ def test_dialect_detection_helpers_and_config() -> None:
     assert not is_modern({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"_meta": meta}})
     assert not is_modern({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
     assert initialize_wants_sep1686({"capabilities": {"tasks": {"tools": {"call": True}}}})
-    assert not initialize_wants_sep1686({"capabilities": {"tasks": {"list": {}, "requests": {"tools": {"call": {}}}}}})
+    assert not initialize_wants_sep1686(
+        {"capabilities": {"tasks": {"list": {}, "requests": {"tools": {"call": {}}}}}}
+    )
     assert not initialize_wants_sep1686({"capabilities": {}})
     assert task_marker({"_meta": {"modelcontextprotocol.io/task": {"taskId": "x"}}}) == {"taskId": "x"}
     assert task_marker({"_meta": "nope"}) is None
@@ -156,16 +158,25 @@ def test_task_store_dialects_ids_keep_alive_and_questions() -> None:
     async def scenario() -> None:
         now = [100.0]
         store = TaskStore(monotonic=lambda: now[0])
-        ours = store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=100, status_message=None,
-                            dialect="sep1686", task_id="client-chosen-id-1", status="submitted", keep_alive_ms=1000)
+        ours = store.create(
+            tool_name="t",
+            ttl_ms=1000,
+            poll_interval_ms=100,
+            status_message=None,
+            dialect="sep1686",
+            task_id="client-chosen-id-1",
+            status="submitted",
+            keep_alive_ms=1000,
+        )
         other = store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=100, status_message=None, dialect="ext")
         assert ours.status == "submitted" and store.get("client-chosen-id-1", "sep1686") is ours
         with pytest.raises(TaskNotFound):
             store.get(other.task_id, "sep1686")
         assert store.list_page(None, 10, "ext") == ([other], None)
         with pytest.raises(TaskIdTaken):
-            store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message=None,
-                         task_id="client-chosen-id-1")
+            store.create(
+                tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message=None, task_id="client-chosen-id-1"
+            )
 
         # questions: fresh keys, input_required while any is open
         first = store.add_input(other, "elicitation/create", {}, "asking")
@@ -190,14 +201,21 @@ def test_task_store_dialects_ids_keep_alive_and_questions() -> None:
             store.get(other.task_id)  # ttl from creation
 
         # delete: gone (not found, not expired), its id never reused, a running task cancelled first
-        running = store.create(tool_name="t", ttl_ms=10_000, poll_interval_ms=1, status_message=None,
-                               task_id="another-client-id", keep_alive_ms=1000)
+        running = store.create(
+            tool_name="t",
+            ttl_ms=10_000,
+            poll_interval_ms=1,
+            status_message=None,
+            task_id="another-client-id",
+            keep_alive_ms=1000,
+        )
         store.delete(running)
         assert running.status == "cancelled"
         with pytest.raises(TaskNotFound):
             store.get("another-client-id")
         with pytest.raises(TaskIdTaken):
-            store.create(tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message=None,
-                         task_id="another-client-id")
+            store.create(
+                tool_name="t", ttl_ms=1000, poll_interval_ms=1, status_message=None, task_id="another-client-id"
+            )
 
     asyncio.run(scenario())

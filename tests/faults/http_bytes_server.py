@@ -121,8 +121,9 @@ class BytesServer:
 
 
 @contextlib.asynccontextmanager
-async def bytes_server(answer: Callable[[RawRequest], Answer], *, pause: float = PAUSE_S
-                       ) -> AsyncIterator[BytesServer]:
+async def bytes_server(
+    answer: Callable[[RawRequest], Answer], *, pause: float = PAUSE_S
+) -> AsyncIterator[BytesServer]:
     server = BytesServer(answer, pause=pause)
     await server.start()
     try:

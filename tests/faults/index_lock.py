@@ -28,8 +28,12 @@ class LockHolder:
     """Holds the write lock of the database at ``path`` from construction until :meth:`release`."""
 
     def __init__(self, path: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], WAIT)
         line = self.process.stdout.readline() if ready else b""
@@ -52,8 +56,9 @@ class LockHolder:
     def __enter__(self) -> LockHolder:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         if kind is None:
             self.release()
         else:

@@ -58,15 +58,20 @@ def shown(*, client: Any = None, handle: Any = None, exc: BaseException | None =
     return seen
 
 
-def assert_hidden(secrets: list[str], seen: dict[str, str], caplog: pytest.LogCaptureFixture | None = None,
-                  *, index: bool = True) -> None:
+def assert_hidden(
+    secrets: list[str], seen: dict[str, str], caplog: pytest.LogCaptureFixture | None = None, *, index: bool = True
+) -> None:
     """None of ``secrets`` appears in ``seen``, in the captured log records, or in the task index."""
     places = dict(seen)
     if caplog is not None:
         for n, text in enumerate(log_texts(caplog)):
             places[f"log record {n}"] = text
-    leaks = [f"{secret!r} in {where}: {text[:300]!r}" for where, text in places.items()
-             for secret in secrets if secret in text]
+    leaks = [
+        f"{secret!r} in {where}: {text[:300]!r}"
+        for where, text in places.items()
+        for secret in secrets
+        if secret in text
+    ]
     if index:
         data = index_bytes()
         leaks += [f"{secret!r} in the task index file" for secret in secrets if secret.encode() in data]

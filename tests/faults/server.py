@@ -27,8 +27,11 @@ from typing import Any
 PROTOCOL = "2025-11-25"
 RELATED = "io.modelcontextprotocol/related-task"
 TOOLS = [
-    {"name": "job", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
-     "execution": {"taskSupport": "optional"}},
+    {
+        "name": "job",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+        "execution": {"taskSupport": "optional"},
+    },
     {"name": "ask", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}},
     {"name": "echo", "inputSchema": {"type": "object"}},
 ]
@@ -68,8 +71,14 @@ class Task:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def wire(self, poll_interval_ms: int, ttl_ms: int | None) -> dict[str, Any]:
-        task: dict[str, Any] = {"taskId": self.task_id, "status": self.status, "createdAt": self.created_at,
-                                "lastUpdatedAt": self.created_at, "ttl": ttl_ms, "pollInterval": poll_interval_ms}
+        task: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.created_at,
+            "ttl": ttl_ms,
+            "pollInterval": poll_interval_ms,
+        }
         if self.status_message is not None:
             task["statusMessage"] = self.status_message
         return task
@@ -114,8 +123,10 @@ class Brain:
     def ask(self, task_id: str | None, message: str = "Which one?", *, request_id: Any = None) -> Any:
         """Send an elicitation request tagged with ``task_id`` (None: untagged); its id."""
         request_id = next(self._server_ids) if request_id is None else request_id
-        params: dict[str, Any] = {"message": message, "requestedSchema": {
-            "type": "object", "properties": {"choice": {"type": "string"}}}}
+        params: dict[str, Any] = {
+            "message": message,
+            "requestedSchema": {"type": "object", "properties": {"choice": {"type": "string"}}},
+        }
         if task_id is not None:
             params["_meta"] = {RELATED: {"taskId": task_id}}
         self.push({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": params})
@@ -166,9 +177,14 @@ class Brain:
 
     async def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
-            return {"protocolVersion": PROTOCOL, "serverInfo": {"name": self.name, "version": "1"},
-                    "capabilities": {"tools": {}, "tasks": {"list": {}, "cancel": {},
-                                                            "requests": {"tools": {"call": {}}}}}}
+            return {
+                "protocolVersion": PROTOCOL,
+                "serverInfo": {"name": self.name, "version": "1"},
+                "capabilities": {
+                    "tools": {},
+                    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+                },
+            }
         if method == "ping":
             return {}
         if method == "tools/list":
@@ -303,8 +319,9 @@ class FaultHTTPServer:
             if answer is SILENT:
                 await asyncio.Event().wait()
             if isinstance(answer, Raw):
-                return Response(answer.body, status_code=answer.status, media_type=answer.content_type,
-                                headers=answer.headers)
+                return Response(
+                    answer.body, status_code=answer.status, media_type=answer.content_type, headers=answer.headers
+                )
             if answer is None:
                 return Response(status_code=202)
             headers = {}

@@ -33,15 +33,18 @@ def plain(brain: Brain) -> None:
 
 def exit_mid_task(brain: Brain) -> None:
     """The process dies (code 3) once a task exists, with the secret in its last words on stderr."""
+
     def die(message: dict[str, Any]) -> Any:
         sys.stderr.write(f"fatal: could not use credential {os.environ.get('FAULT_SECRET', '')}\n")
         sys.stderr.flush()
         os._exit(3)
+
     brain.script["tasks/get"] = die
 
 
 def garbage_framing(brain: Brain) -> None:
     """Before every tasks/get answer: a line that is not JSON, half a message, a blank line, bad bytes."""
+
     def noisy(message: dict[str, Any]) -> Any:
         _write("this is not json")
         _write('{"jsonrpc": "2.0", "id": ')
@@ -49,6 +52,7 @@ def garbage_framing(brain: Brain) -> None:
         _write(b"\xff\xfe\x00 bad bytes")
         _write('{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": NaN}}')
         return None
+
     brain.script["tasks/get"] = noisy
 
 
@@ -63,7 +67,8 @@ def silent_tasks_get(brain: Brain) -> None:
 
 
 SCENARIOS: dict[str, Callable[[Brain], None]] = {
-    f.__name__: f for f in (plain, exit_mid_task, garbage_framing, echo_secret_in_errors, silent_tasks_get)}
+    f.__name__: f for f in (plain, exit_mid_task, garbage_framing, echo_secret_in_errors, silent_tasks_get)
+}
 
 
 async def main(scenario: str) -> None:

@@ -17,8 +17,10 @@ pytestmark = pytest.mark.anyio
 
 TOKEN = "s3cr3t-t0ken-value"
 METADATA = "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp"
-EXPIRED = (f'Bearer realm="x", error="invalid_token", error_description="The access token expired", '
-           f'resource_metadata="{METADATA}"')
+EXPIRED = (
+    f'Bearer realm="x", error="invalid_token", error_description="The access token expired", '
+    f'resource_metadata="{METADATA}"'
+)
 
 
 class GatedServer(FaultHTTPServer):
@@ -49,8 +51,9 @@ class GatedServer(FaultHTTPServer):
             method = json.loads(body).get("method") if body else None
             if request.headers.get("authorization") != f"Bearer {self.token}" or self.refuse(request.method):
                 self.refused.append((request.method, method))
-                response = JSONResponse({"error": "invalid_token"}, status_code=401,
-                                        headers={"WWW-Authenticate": self.challenge})
+                response = JSONResponse(
+                    {"error": "invalid_token"}, status_code=401, headers={"WWW-Authenticate": self.challenge}
+                )
                 return await response(scope, receive, send)
 
             replayed = False
@@ -61,6 +64,7 @@ class GatedServer(FaultHTTPServer):
                     return await receive()
                 replayed = True
                 return {"type": "http.request", "body": body, "more_body": False}
+
             return await app(scope, replay, send)
 
         return gate
@@ -80,15 +84,19 @@ def check_names_header_not_value(error: mtj.AuthenticationFailed):
 
 
 async def test_401_mid_task_fails_the_task_at_once():
-    async with http_fault_server() as server, \
-            mtj.connect(server.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+    async with (
+        http_fault_server() as server,
+        mtj.connect(server.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client,
+    ):
         handle = await client.start_task("job")  # runs until told otherwise
         refused = []
 
         def expired(message):
             refused.append(message)  # the body echoes the token: the message must not
-            return Raw(401, f'{{"error": "invalid_token", "token": "{TOKEN}"}}',
-                       headers={"WWW-Authenticate": EXPIRED})
+            return Raw(
+                401, f'{{"error": "invalid_token", "token": "{TOKEN}"}}', headers={"WWW-Authenticate": EXPIRED}
+            )
+
         server.brain.script["tasks/get"] = expired
         with pytest.raises(mtj.AuthenticationFailed) as info:
             await asyncio.wait_for(handle, 20)
@@ -103,18 +111,26 @@ async def test_401_mid_task_fails_the_task_at_once():
     assert error.www_authenticate == EXPIRED
     challenge = error.challenge
     assert (challenge.scheme, challenge.realm, challenge.error, challenge.resource_metadata) == (
-        "Bearer", "x", "invalid_token", METADATA)
+        "Bearer",
+        "x",
+        "invalid_token",
+        METADATA,
+    )
 
 
 async def test_403_insufficient_scope():
-    challenge = (f'Bearer error="insufficient_scope", scope="tasks:read tasks:write", '
-                 f'resource_metadata="{METADATA}"')
-    async with http_fault_server() as server, \
-            mtj.connect(server.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+    challenge = (
+        f'Bearer error="insufficient_scope", scope="tasks:read tasks:write", resource_metadata="{METADATA}"'
+    )
+    async with (
+        http_fault_server() as server,
+        mtj.connect(server.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client,
+    ):
         handle = await client.start_task("job")
         refused = []
-        server.brain.script["tasks/get"] = lambda m: refused.append(m) or Raw(
-            403, b"", headers={"WWW-Authenticate": challenge})
+        server.brain.script["tasks/get"] = lambda m: (
+            refused.append(m) or Raw(403, b"", headers={"WWW-Authenticate": challenge})
+        )
         with pytest.raises(mtj.AuthenticationFailed) as info:
             await asyncio.wait_for(handle, 20)
         assert len(refused) == 1
@@ -122,8 +138,10 @@ async def test_403_insufficient_scope():
     assert error.status_code == 403 and error.challenge.error == "insufficient_scope"
     assert error.challenge.scope == "tasks:read tasks:write"
     text = str(error)
-    assert ("the server refused access with these credentials (insufficient_scope: it needs scope "
-            "'tasks:read tasks:write')") in text
+    assert (
+        "the server refused access with these credentials (insufficient_scope: it needs scope "
+        "'tasks:read tasks:write')"
+    ) in text
     assert "get a token with the scope it needs" in text
     check_names_header_not_value(error)
 
@@ -133,8 +151,12 @@ async def test_401_on_connect_fails_the_connect_at_once(protocol_version):
     server = await gated("right")
     try:
         with pytest.raises(mtj.AuthenticationFailed) as info:
-            await mtj.connect(server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=20,
-                              protocol_version=protocol_version)
+            await mtj.connect(
+                server.url,
+                headers={"Authorization": f"Bearer {TOKEN}"},
+                timeout=20,
+                protocol_version=protocol_version,
+            )
     finally:
         await server.stop()
     # One request, refused: no falling back from the server/discover probe to initialize.

@@ -26,7 +26,9 @@ async def test_a_5xx_on_polls_is_retried_and_the_task_completes(status):
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         handle = await client.start_task("job")
         count = itertools.count()
-        server.brain.script["tasks/get"] = lambda m: Raw(status, b"busy", "text/plain") if next(count) < 2 else None
+        server.brain.script["tasks/get"] = lambda m: (
+            Raw(status, b"busy", "text/plain") if next(count) < 2 else None
+        )
         await until(lambda: len(server.brain.requests("tasks/get")) >= 3, 20)
         server.brain.finish(handle.task_id)
         assert (await asyncio.wait_for(handle, 20)).text == "done"

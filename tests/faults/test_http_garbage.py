@@ -66,10 +66,15 @@ async def test_no_content_type():
 
 
 async def test_a_redirect_to_a_sign_in_page():
-    error = await refusal(lambda m: Raw(302, b"<html>Moved</html>", "text/html",
-                                        headers={"Location": "https://sso.example/login?next=/mcp"}))
-    assert ("the answer to tasks/get is a redirect (HTTP 302) to 'https://sso.example/login?next=/mcp', which "
-            "this client does not follow") in str(error)
+    error = await refusal(
+        lambda m: Raw(
+            302, b"<html>Moved</html>", "text/html", headers={"Location": "https://sso.example/login?next=/mcp"}
+        )
+    )
+    assert (
+        "the answer to tasks/get is a redirect (HTTP 302) to 'https://sso.example/login?next=/mcp', which "
+        "this client does not follow"
+    ) in str(error)
 
 
 def big_answer(msg_id, size):
@@ -88,10 +93,12 @@ async def test_a_chunked_json_answer_is_read_only_up_to_the_bound():
 
     def answer(request):
         body = big_answer(request.message["id"], total)
-        return 200, {"Content-Type": "application/json"}, (body[i:i + MiB] for i in range(0, len(body), MiB))
+        return 200, {"Content-Type": "application/json"}, (body[i : i + MiB] for i in range(0, len(body), MiB))
 
-    async with bytes_server(lambda r: _async(answer(r)), pause=0) as server, \
-            http_transport(server.url) as (transport, _):
+    async with (
+        bytes_server(lambda r: _async(answer(r)), pause=0) as server,
+        http_transport(server.url) as (transport, _),
+    ):
         with pytest.raises(mtj.InvalidMessage, match="larger than the 64 MiB this client reads"):
             await transport.send(jsonrpc.request(1, "tasks/get", {"taskId": "t"}))
         assert server.sent < total  # it hung up, instead of reading it all
@@ -106,8 +113,10 @@ async def test_an_error_body_is_read_only_a_few_kilobytes():
         for _ in range(cap // len(piece)):
             yield piece
 
-    async with bytes_server(lambda r: (500, {"Content-Type": "text/html"}, endless()), pause=0) as server, \
-            http_transport(server.url) as (transport, _):
+    async with (
+        bytes_server(lambda r: (500, {"Content-Type": "text/html"}, endless()), pause=0) as server,
+        http_transport(server.url) as (transport, _),
+    ):
         with pytest.raises(mtj.HTTPStatusError) as info:
             await transport.send(jsonrpc.request(1, "tasks/get", {"taskId": "t"}))
         assert "HTTP 500 Whatever for tasks/get: <p>Internal error" in str(info.value)
@@ -121,4 +130,5 @@ def _async(answer):
     async def agen():
         for piece in pieces:
             yield piece
+
     return status, headers, agen()

@@ -28,18 +28,25 @@ def tricky_stream(msg_id) -> bytes:
     """An SSE answer whose JSON holds the tricky characters raw, with every line ending there is."""
     head = json.dumps({"jsonrpc": "2.0", "id": msg_id}, ensure_ascii=False)[:-1]
     tail = json.dumps({"result": {"text": TRICKY, "n": [1, 2]}}, ensure_ascii=False)[1:]
-    return ("\ufeff: a comment\x1cdata: injected\x1d\x1e\r\n"  # \x1c-\x1e: not line ends
-            "id: e-1\r"                                         # a lone CR
-            "retry: 50\r\n"
-            f"data: {head},\n"                                  # JSON over two data lines
-            f"data: {tail}\r\n"
-            "\r\n").encode()
+    return (
+        "\ufeff: a comment\x1cdata: injected\x1d\x1e\r\n"  # \x1c-\x1e: not line ends
+        "id: e-1\r"  # a lone CR
+        "retry: 50\r\n"
+        f"data: {head},\n"  # JSON over two data lines
+        f"data: {tail}\r\n"
+        "\r\n"
+    ).encode()
 
 
 def split_at_tricky_places(raw: bytes) -> list[bytes]:
     """Pieces cut inside a CRLF, inside the bytes of U+2028 and €, and inside the BOM."""
-    cuts = {2, raw.index(b"retry: 50\r\n") + len(b"retry: 50\r"), raw.index("\u2028".encode()) + 1,
-            raw.index("€".encode()) + 2, raw.rindex(b"\r\n\r\n") + 3}
+    cuts = {
+        2,
+        raw.index(b"retry: 50\r\n") + len(b"retry: 50\r"),
+        raw.index("\u2028".encode()) + 1,
+        raw.index("€".encode()) + 2,
+        raw.rindex(b"\r\n\r\n") + 3,
+    }
     edges = [0, *sorted(cuts), len(raw)]
     return [raw[a:b] for a, b in itertools.pairwise(edges)]
 
@@ -76,8 +83,10 @@ async def test_an_endless_sse_line_is_refused_and_the_stream_closed():
         for _ in range(cap // len(piece)):
             yield piece
 
-    async with bytes_server(lambda r: (200, SSE, endless()), pause=0) as server, \
-            http_transport(server.url) as (transport, got):
+    async with (
+        bytes_server(lambda r: (200, SSE, endless()), pause=0) as server,
+        http_transport(server.url) as (transport, got),
+    ):
         await transport.send(jsonrpc.request(1, "tasks/get", {"taskId": "t"}))
         await got.until(lambda: got.failures or got.messages, timeout=60)
         failure = got.failures[1]
@@ -95,8 +104,10 @@ async def test_an_endless_line_on_the_get_stream_is_noise_and_the_stream_closed(
         for _ in range((MAX_EVENT_BYTES + 16 * 1024 * 1024) // len(piece)):
             yield piece
 
-    async with bytes_server(lambda r: (200, SSE, endless()), pause=0) as server, \
-            http_transport(server.url) as (transport, got):
+    async with (
+        bytes_server(lambda r: (200, SSE, endless()), pause=0) as server,
+        http_transport(server.url) as (transport, got),
+    ):
         await transport.open_listener()
         await got.until(lambda: got.noise, timeout=60)
         assert "larger than 64 MiB" in str(got.noise[0])

@@ -13,18 +13,19 @@ from mcp_tasks_jupyter.transport.sse import MAX_RETRY_MS, MIN_RETRY_MS, SSEEvent
 pytestmark = pytest.mark.timeout(120)
 
 #: Characters that end lines for str.splitlines but not for an event stream, and multi-byte ones.
-TRICKY = ["\u2028", "\u2029", "\u0085", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c", "é", "€", "𝄞", ":", " ",
-          "\ufeff"]
+TRICKY = ["\u2028", "\u2029", "\u0085", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c", "é", "€", "𝄞", ":", " ", "\ufeff"]
 char = st.sampled_from(TRICKY) | st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",))
 value = st.lists(char, max_size=12).map("".join)
 nonempty = st.lists(char, min_size=1, max_size=12).map("".join)
-event_strategy = st.fixed_dictionaries({
-    "data": st.lists(value, min_size=1, max_size=3),
-    "id": st.none() | nonempty,
-    "event": st.none() | nonempty,
-    "retry": st.none() | st.integers(0, 10 ** 9),
-    "comment": st.none() | value,
-})
+event_strategy = st.fixed_dictionaries(
+    {
+        "data": st.lists(value, min_size=1, max_size=3),
+        "id": st.none() | nonempty,
+        "event": st.none() | nonempty,
+        "retry": st.none() | st.integers(0, 10**9),
+        "comment": st.none() | value,
+    }
+)
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -79,13 +80,12 @@ async def read_all(parts, position, **kwargs):
 
 
 @SETTINGS
-@given(events=st.lists(event_strategy, max_size=6), trailing=st.none() | value, bom=st.booleans(),
-       data=st.data())
+@given(events=st.lists(event_strategy, max_size=6), trailing=st.none() | value, bom=st.booleans(), data=st.data())
 def test_any_stream_in_any_chunks_decodes_as_the_format_says(events, trailing, bom, data):
     lines, tail = lines_of(events, trailing)
     endings = data.draw(st.lists(st.sampled_from(["\n", "\r", "\r\n"]), min_size=len(lines), max_size=len(lines)))
     raw = encode(lines, endings, tail, bom)
-    parts = split(raw, data.draw(st.lists(st.integers(0, 10 ** 6), max_size=30)))
+    parts = split(raw, data.draw(st.lists(st.integers(0, 10**6), max_size=30)))
     position = StreamPosition()
     got = asyncio.run(asyncio.wait_for(read_all(parts, position), 10))
     expected, last_id, retry = reference(events)
@@ -93,14 +93,34 @@ def test_any_stream_in_any_chunks_decodes_as_the_format_says(events, trailing, b
     assert (position.last_event_id, position.retry_ms) == (last_id, retry)
 
 
-GARBAGE_PIECES = [b"data:", b"data: ", b"id:", b"id: 1", b"retry:", b"retry: 7", b"event:", b":", b" ", b"\r",
-                  b"\n", b"\r\n", b"\xe2\x80\xa8", b"\xe2\x80", b"\xff", b"\x00", b"{", b'"', b"x" * 40,
-                  b"\xef\xbb\xbf", b"\xf0\x9d"]
+GARBAGE_PIECES = [
+    b"data:",
+    b"data: ",
+    b"id:",
+    b"id: 1",
+    b"retry:",
+    b"retry: 7",
+    b"event:",
+    b":",
+    b" ",
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80",
+    b"\xff",
+    b"\x00",
+    b"{",
+    b'"',
+    b"x" * 40,
+    b"\xef\xbb\xbf",
+    b"\xf0\x9d",
+]
 garbage = st.binary(max_size=3000) | st.lists(st.sampled_from(GARBAGE_PIECES), max_size=200).map(b"".join)
 
 
 @SETTINGS
-@given(raw=garbage, cuts=st.lists(st.integers(0, 10 ** 6), max_size=30), limit=st.sampled_from([16, 64, 4096]))
+@given(raw=garbage, cuts=st.lists(st.integers(0, 10**6), max_size=30), limit=st.sampled_from([16, 64, 4096]))
 def test_garbage_gives_events_or_an_mcp_error_and_ends(raw, cuts, limit):
     position = StreamPosition()
 

@@ -52,10 +52,20 @@ async def test_writes_on_the_loop_return_while_another_process_holds_the_lock(tm
         assert [r.id for r in index.records()] == [old]  # a read on the loop does not wait for the lock either
     await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the kept changes written")
     # the latest state of each row won, with what earlier changes set and later ones left alone
-    assert stored(path, old, "task_id", "status", "status_message", "ttl_ms", "result") == \
-        ("t1", "completed", None, 60000, json.dumps({"content": []}, separators=(",", ":")))
-    assert stored(path, new, "task_id", "status", "status_message", "notebook", "out_var") == \
-        ("t2", "failed", "boom", "a.ipynb", "out")
+    assert stored(path, old, "task_id", "status", "status_message", "ttl_ms", "result") == (
+        "t1",
+        "completed",
+        None,
+        60000,
+        json.dumps({"content": []}, separators=(",", ":")),
+    )
+    assert stored(path, new, "task_id", "status", "status_message", "notebook", "out_var") == (
+        "t2",
+        "failed",
+        "boom",
+        "a.ipynb",
+        "out",
+    )
     assert [r.id for r in index.records()] == [old, new]
 
 
@@ -73,8 +83,11 @@ async def test_a_task_runs_and_is_recorded_while_another_process_holds_the_lock(
                 assert holder.holding and result.structured["label"] == "busy"
                 row = handle.index_row
                 assert row is not None and stored(path, row, "status") is None
-            await eventually(lambda: stored(path, row, "status") == ("completed",), timeout=WAIT,
-                             what="the task's record written")
+            await eventually(
+                lambda: stored(path, row, "status") == ("completed",),
+                timeout=WAIT,
+                what="the task's record written",
+            )
     record = index.get(row)
     assert record is not None and record.task_id == handle.task_id and record.result == result.raw
 
@@ -110,8 +123,9 @@ def test_changes_kept_on_a_loop_that_ended_are_written_by_the_next_use(tmp_path:
     assert index.pending() == 0
 
 
-def test_without_a_loop_a_write_waits_then_keeps_the_change(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_loop_a_write_waits_then_keeps_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(index_writes, "BLOCKING_BUSY_TIMEOUT_MS", 50)  # scripts may block: here briefly
     path = tmp_path / "tasks.sqlite3"
     index = made(path)
@@ -126,8 +140,9 @@ def test_without_a_loop_a_write_waits_then_keeps_the_change(tmp_path: Path,
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-async def test_a_change_kept_too_long_is_given_up_and_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_change_kept_too_long_is_given_up_and_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(index_writes, "GIVE_UP_S", 0.0)
     path = tmp_path / "tasks.sqlite3"
     index = made(path)
@@ -145,7 +160,8 @@ async def test_a_change_kept_too_long_is_given_up_and_logged(tmp_path: Path, mon
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
 async def test_the_kept_changes_are_bounded_and_the_oldest_given_up_logged(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(index_writes, "MAX_PENDING_ROWS", 2)
     path = tmp_path / "tasks.sqlite3"
     index = made(path)
@@ -155,7 +171,6 @@ async def test_the_kept_changes_are_bounded_and_the_oldest_given_up_logged(
     assert any("gave up 1 change" in r.getMessage() and "(task b0)" in r.getMessage() for r in caplog.records)
     await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the kept changes written")
     assert [r.task_id for r in index.records()] == ["b1", "b2"]
-
 
 
 LOOP_WRITER = """
@@ -190,8 +205,14 @@ def test_two_kernels_kept_waiting_on_their_loops_lose_nothing(tmp_path: Path) ->
     try:
         with LockHolder(path):
             for who in ("a", "b"):
-                writers.append(subprocess.Popen([sys.executable, "-c", LOOP_WRITER, str(path), who],
-                                                env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+                writers.append(
+                    subprocess.Popen(
+                        [sys.executable, "-c", LOOP_WRITER, str(path), who],
+                        env=python_env(),
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                    )
+                )
             for writer in writers:  # both recorded everything while the lock was held, and wait
                 assert writer.stdout is not None
                 ready, _, _ = select.select([writer.stdout], [], [], WAIT)
@@ -206,6 +227,8 @@ def test_two_kernels_kept_waiting_on_their_loops_lose_nothing(tmp_path: Path) ->
                 writer.communicate(timeout=WAIT)
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert db.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' "
-                      "AND status_message = 'done' AND result IS NOT NULL").fetchone() == (300, 300)
+    assert db.execute(
+        "SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' "
+        "AND status_message = 'done' AND result IS NOT NULL"
+    ).fetchone() == (300, 300)
     db.close()

@@ -72,8 +72,9 @@ def test_a_network_file_system_gets_a_rollback_journal(tmp_path: Path, monkeypat
     assert not (tmp_path / "tasks.sqlite3-wal").exists()
 
 
-def test_an_existing_wal_index_on_a_network_file_system_leaves_wal(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_existing_wal_index_on_a_network_file_system_leaves_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "tasks.sqlite3"
     local = TaskIndex(path)
     local.records()
@@ -85,8 +86,9 @@ def test_an_existing_wal_index_on_a_network_file_system_leaves_wal(tmp_path: Pat
     assert remote.journal_mode == "delete" and journal_of(path) == "delete"
 
 
-def test_the_environment_overrides_the_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_the_environment_overrides_the_detection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("MTJ_INDEX_JOURNAL", "delete")  # on a local disk
     index = TaskIndex(tmp_path / "a.sqlite3")
     index.records()

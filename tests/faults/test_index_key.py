@@ -77,9 +77,16 @@ print(installation_key(sys.argv[1]).hex())
 
 def test_processes_racing_to_make_the_key_agree_on_one(tmp_path: Path) -> None:
     path = tmp_path / "tasks.sqlite3.key"
-    racers = [subprocess.Popen([sys.executable, "-c", MAKE_KEY, str(path)], env=python_env(),
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-              for _ in range(4)]
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", MAKE_KEY, str(path)],
+            env=python_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(4)
+    ]
     for racer in racers:
         assert racer.stdin is not None
         racer.stdin.write(b"go\n")
@@ -121,9 +128,11 @@ def test_a_version_1_index_is_migrated_and_its_plain_digests_stop_matching(tmp_p
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode = WAL")
     db.executescript(V1_SCHEMA)
-    db.execute("INSERT INTO tasks (id, server_name, target, tool, arguments, args_key, task_id, status, result, "
-               "recorded_at, updated_at) VALUES (1, 'demo', ?, 'lookup', ?, ?, 'old-1', 'completed', ?, 1.0, 1.0)",
-               (DEMO.target, json.dumps(ARGS), plain, json.dumps({"content": []})))
+    db.execute(
+        "INSERT INTO tasks (id, server_name, target, tool, arguments, args_key, task_id, status, result, "
+        "recorded_at, updated_at) VALUES (1, 'demo', ?, 'lookup', ?, ?, 'old-1', 'completed', ?, 1.0, 1.0)",
+        (DEMO.target, json.dumps(ARGS), plain, json.dumps({"content": []})),
+    )
     db.commit()
     db.close()
 

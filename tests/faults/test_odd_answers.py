@@ -25,8 +25,13 @@ async def test_a_status_push_with_a_list_for_its_task_id_is_ignored_quietly(capl
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         handle = await client.start_task("job")
         with caplog.at_level(logging.ERROR):
-            server.brain.push({"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                               "params": {"taskId": [handle.task_id], "status": "completed"}})
+            server.brain.push(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/tasks/status",
+                    "params": {"taskId": [handle.task_id], "status": "completed"},
+                }
+            )
             await asyncio.sleep(0.3)
         assert "failed" not in caplog.text and not handle.done()
         await handle.cancel()
@@ -40,6 +45,7 @@ async def test_timestamps_naive_after_aware_do_not_break_the_task():
         def naive(message):
             task = server.brain.tasks[message["params"]["taskId"]]
             return {**task.wire(100, 60_000), "lastUpdatedAt": next(stamps)}
+
         server.brain.script["tasks/get"] = naive
         await until(lambda: len(server.brain.requests("tasks/get")) >= 3)
         server.brain.finish(handle.task_id)
@@ -70,8 +76,13 @@ async def test_endless_pagination_stops(monkeypatch):
 async def test_a_failing_progress_listener_does_not_stop_the_reader():
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         client.session.add_progress_listener("tok", lambda params: 1 / 0)
-        server.brain.push({"jsonrpc": "2.0", "method": "notifications/progress",
-                           "params": {"progressToken": "tok", "progress": 1}})
+        server.brain.push(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": "tok", "progress": 1},
+            }
+        )
         asking = server.brain.ask(None, "Anyone there?")  # the next message on the same stream
         await until(lambda: asking in server.brain.answers)
         assert server.brain.answers[asking]["result"] == {"action": "decline"}

@@ -53,8 +53,8 @@ def test_ten_thousand_text_blocks_show_the_first_and_count_the_rest():
     res, preview, markup = views({"content": [{"type": "text", "text": t} for t in texts]})
     shown = preview["blocks"][:-1]
     assert 0 < len(shown) <= render.PREVIEW_BLOCKS
-    assert shown == [{"kind": "text", "text": t, "cut": 0} for t in texts[:len(shown)]]
-    rest = texts[len(shown):]
+    assert shown == [{"kind": "text", "text": t, "cut": 0} for t in texts[: len(shown)]]
+    rest = texts[len(shown) :]
     note = f"… {len(rest):,} more blocks not shown: text ×{len(rest):,} ({sum(map(len, rest)):,} characters)"
     assert tail_note(preview) == note and note in markup.text
     assert len(res.content) == 10_000 and res.text == "\n".join(texts)
@@ -66,7 +66,7 @@ def test_one_five_megabyte_text_block_is_cut_with_the_count_of_characters_left_o
     text = "<&>\"'" * 1_000_000  # every character escapes to 4-6 in HTML
     res, preview, markup = views({"content": [{"type": "text", "text": text}]})
     [block] = preview["blocks"]
-    assert block["text"] == text[:len(block["text"])] and len(block["text"]) == render.PREVIEW_TEXT_CHARS
+    assert block["text"] == text[: len(block["text"])] and len(block["text"]) == render.PREVIEW_TEXT_CHARS
     assert block["cut"] == 5_000_000 - render.PREVIEW_TEXT_CHARS
     assert f"{block['cut']:,} more characters not shown" in markup.text
     assert block["text"] in markup.text  # shown as text, not markup
@@ -88,12 +88,21 @@ def test_two_thousand_images_fill_the_budget_and_count_the_rest():
 
 def test_an_image_bigger_than_the_budget_is_a_note_and_the_blocks_after_it_still_show():
     huge = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 4_500_000).decode()  # 6 MB of base64
-    res, preview, markup = views({"content": [{"type": "image", "mimeType": "image/png", "data": huge},
-                                              {"type": "text", "text": "after"},
-                                              {"type": "image", "mimeType": "image/png", "data": PNG}]})
+    res, preview, markup = views(
+        {
+            "content": [
+                {"type": "image", "mimeType": "image/png", "data": huge},
+                {"type": "text", "text": "after"},
+                {"type": "image", "mimeType": "image/png", "data": PNG},
+            ]
+        }
+    )
     note, text, image = preview["blocks"]
-    assert note == {"kind": "note", "text": f"image (image/png, {len(huge) * 3 // 4:,} bytes) too large to show: "
-                                            f"a preview holds {BUDGET:,} bytes (render.PREVIEW_BUDGET)"}
+    assert note == {
+        "kind": "note",
+        "text": f"image (image/png, {len(huge) * 3 // 4:,} bytes) too large to show: "
+        f"a preview holds {BUDGET:,} bytes (render.PREVIEW_BUDGET)",
+    }
     assert text["text"] == "after" and image == {"kind": "image", "mime": "image/png", "data": PNG}
     assert [a["src"] for tag, a in markup.tags if tag == "img"] == [f"data:image/png;base64,{PNG}"]
     assert res.content[0].data == huge
@@ -195,14 +204,19 @@ def test_a_mix_of_everything_with_markup_is_bounded_and_stays_text():
     raw = mixed_result()
     res, preview, markup = views(raw)
     source = render.result_html(res)
-    assert "<script" not in source and "<img src=x" not in source and "javascript:" not in "".join(
-        a.get("href") or "" for tag, a in markup.tags if tag == "a")
+    assert (
+        "<script" not in source
+        and "<img src=x" not in source
+        and "javascript:" not in "".join(a.get("href") or "" for tag, a in markup.tags if tag == "a")
+    )
     assert MARKUP in markup.text  # the server's markup is shown, as text
     shown = len(preview["blocks"]) - 1
     rest = raw["content"][shown:]
     texts = [b["text"] for b in rest if b["type"] == "text"]
-    assert tail_note(preview).startswith(f"… {len(rest):,} more blocks not shown: text ×{len(texts):,} "
-                                         f"({sum(map(len, texts)):,} characters), image/png ×")
+    assert tail_note(preview).startswith(
+        f"… {len(rest):,} more blocks not shown: text ×{len(texts):,} "
+        f"({sum(map(len, texts)):,} characters), image/png ×"
+    )
     assert len(res.content) == len(raw["content"]) == 21_001 and res.raw is raw
     assert preview["structured"]["node"]["more"] == 100_001 - len(preview["structured"]["node"]["items"])
     assert "the tool reported an error" in markup.text

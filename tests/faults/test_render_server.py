@@ -31,7 +31,7 @@ WAIT = 60  # seconds: a bound on every wait, never a speed claim
 
 #: A task server over stdio: ``huge`` becomes a task that is done at its first poll; ``tasks/result``
 #: answers with the ``result`` in the JSON file named by argv[1], ``tasks/get`` with its ``message``.
-SERVER = r'''
+SERVER = r"""
 import json, sys
 script = json.loads(open(sys.argv[1]).read())
 result, message = script["result"], script["message"]
@@ -62,7 +62,7 @@ for line in sys.stdin:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
                                      "error": {"code": -32601, "message": "no such method"}}) + "\n")
         sys.stdout.flush()
-'''
+"""
 
 
 async def test_a_five_megabyte_echo_from_the_demo_server_is_bounded_and_escaped():
@@ -90,9 +90,13 @@ async def test_every_view_of_a_task_with_a_huge_result_is_bounded(tmp_path: Path
 
     tracemalloc.start()
     try:
-        views_ = {"task_html": render.task_html(task), "summary_html": summary_bundle(task)["text/html"],
-                  "summary_text": summary_bundle(task)["text/plain"], "task_text": repr(task),
-                  "bundle_html": task._repr_mimebundle_()["text/html"]}
+        views_ = {
+            "task_html": render.task_html(task),
+            "summary_html": summary_bundle(task)["text/html"],
+            "summary_text": summary_bundle(task)["text/plain"],
+            "task_text": repr(task),
+            "bundle_html": task._repr_mimebundle_()["text/html"],
+        }
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -106,7 +110,7 @@ async def test_every_view_of_a_task_with_a_huge_result_is_bounded(tmp_path: Path
     assert MARKUP in markup.text and "more blocks not shown" in markup.text
     # The summary is the first line of the text: "x" (of 2.5 million lines).
     assert_safe(views_["summary_html"])
-    assert '>x</div></div>' in views_["summary_html"]
+    assert ">x</div></div>" in views_["summary_html"]
     assert views_["summary_text"] == "huge on huge: completed with a tool error — x"
 
     # The live widget: what it holds is what it syncs to the browser.

@@ -34,8 +34,11 @@ async def test_a_500_body_echoing_the_bearer_token(caplog: pytest.LogCaptureFixt
     token = new_secret("token")
     async with http_fault_server() as server:
         server.brain.script["tasks/get"] = lambda m: Raw(
-            500, f"upstream said: bad credentials Authorization: Bearer {token} "
-                 f"(or {urllib.parse.quote('Bearer ' + token)})", "text/plain")
+            500,
+            f"upstream said: bad credentials Authorization: Bearer {token} "
+            f"(or {urllib.parse.quote('Bearer ' + token)})",
+            "text/plain",
+        )
         client = await _connect(server.url, token)
         try:
             client.max_poll_failures = 1
@@ -60,8 +63,9 @@ async def test_a_json_rpc_error_message_echoing_the_token(caplog: pytest.LogCapt
     caplog.set_level(logging.DEBUG)
     token = new_secret("token")
     async with http_fault_server() as server:
-        server.brain.script["tasks/get"] = lambda m: Error(-32603, f"backend refused key {token}",
-                                                           data={"echo": {"Authorization": f"Bearer {token}"}})
+        server.brain.script["tasks/get"] = lambda m: Error(
+            -32603, f"backend refused key {token}", data={"echo": {"Authorization": f"Bearer {token}"}}
+        )
         client = await _connect(server.url, token)
         try:
             handle = await client.start_task("job")
@@ -90,20 +94,43 @@ async def test_a_status_message_log_and_progress_echoing_the_token(caplog: pytes
             if task.status_message is None:
                 task.status_message = f"signed in with {token}"
                 related = {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": task.task_id}}}
-                brain.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                    "level": "info", "logger": "auth", "data": {"token": token, "note": f"using {token}"},
-                    **related}})
-                brain.push({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                    "level": "info", "data": f"no task, still {token}"}})
+                brain.push(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/message",
+                        "params": {
+                            "level": "info",
+                            "logger": "auth",
+                            "data": {"token": token, "note": f"using {token}"},
+                            **related,
+                        },
+                    }
+                )
+                brain.push(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/message",
+                        "params": {"level": "info", "data": f"no task, still {token}"},
+                    }
+                )
             return None  # the normal answer, with the status message set above
 
         brain.script["tasks/get"] = echo
         client = await _connect(server.url, token)
         try:
             handle = await client.start_task("job")
-            brain.push({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
-                "progressToken": handle.progress_token, "progress": 1, "total": 2,
-                "message": f"half way with {token}"}})
+            brain.push(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {
+                        "progressToken": handle.progress_token,
+                        "progress": 1,
+                        "total": 2,
+                        "message": f"half way with {token}",
+                    },
+                }
+            )
             async with asyncio.timeout(10):
                 while not (handle.logs and client.logs and handle.progress and handle.status_message):
                     await asyncio.sleep(0.02)

@@ -64,13 +64,17 @@ def test_connect_servers_and_a_failing_task_show_no_secret(kernel: Kernel, fault
     notebook.run("h = %mcp_task api:job")
     waited = notebook.run("try:\n    await h\nexcept Exception as exc:\n    print(type(exc).__name__, exc)")
     assert "TaskFailed" in notebook.stdout(waited) and "backend refused ***" in notebook.stdout(waited)
-    notebook.wait(lambda m: m["msg_type"] == "comm_msg" and '"failed"' in json.dumps(m["content"]),
-                  what="the widget's update to failed")
+    notebook.wait(
+        lambda m: m["msg_type"] == "comm_msg" and '"failed"' in json.dumps(m["content"]),
+        what="the widget's update to failed",
+    )
     notebook.run("h")
-    notebook.run("from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-                 "print(get_runtime().client('api').describe())")
-    notebook.run("import os, glob\n"
-                 "print(b''.join(open(p, 'rb').read() for p in glob.glob(os.environ['MTJ_INDEX'] + '*')))")
+    notebook.run(
+        "from mcp_tasks_jupyter.jupyter.runtime import get_runtime\nprint(get_runtime().client('api').describe())"
+    )
+    notebook.run(
+        "import os, glob\nprint(b''.join(open(p, 'rb').read() for p in glob.glob(os.environ['MTJ_INDEX'] + '*')))"
+    )
     # Everything the kernel sent that a saved notebook could keep (the cells' own source aside: the user wrote it).
     saved = json.dumps([m["content"] for m in notebook.iopub if m["msg_type"] != "execute_input"])
     assert "backend refused ***" in saved and "task-1" in saved

@@ -22,10 +22,16 @@ from .server import http_fault_server
 
 
 def test_a_header_value_and_its_usual_forms():
-    token = new_secret("tok") + "/+=\"\\"
+    token = new_secret("tok") + '/+="\\'
     redact.register(f"Bearer {token}")
-    for form in (token, f"Bearer {token}", urllib.parse.quote(token, safe=""), urllib.parse.quote_plus(token),
-                 urllib.parse.quote(f"Bearer {token}", safe=""), token.replace("\\", "\\\\").replace('"', '\\"')):
+    for form in (
+        token,
+        f"Bearer {token}",
+        urllib.parse.quote(token, safe=""),
+        urllib.parse.quote_plus(token),
+        urllib.parse.quote(f"Bearer {token}", safe=""),
+        token.replace("\\", "\\\\").replace('"', '\\"'),
+    ):
         assert redact.scrub(f"before {form} after") == "before *** after", form
 
 
@@ -66,11 +72,18 @@ def test_urls_lose_their_userinfo_in_labels():
 def test_errors_scrub_what_they_keep():
     secret = new_secret()
     redact.register(secret)
-    errors = [HTTPStatusError(f"HTTP 500: {secret}", server=f"s {secret}", status_code=500, body=secret),
-              ServerExited("exited", server="s", returncode=1, stderr=f"line\nkey={secret}"),
-              ProtocolError(f"no {secret}", server="s", data={"k": [secret]}),
-              TaskFailed(f"failed {secret}", server="s", task_id="t", status_message=secret,
-                         error={"code": 1, "message": secret})]
+    errors = [
+        HTTPStatusError(f"HTTP 500: {secret}", server=f"s {secret}", status_code=500, body=secret),
+        ServerExited("exited", server="s", returncode=1, stderr=f"line\nkey={secret}"),
+        ProtocolError(f"no {secret}", server="s", data={"k": [secret]}),
+        TaskFailed(
+            f"failed {secret}",
+            server="s",
+            task_id="t",
+            status_message=secret,
+            error={"code": 1, "message": secret},
+        ),
+    ]
     for exc in errors:
         assert_hidden([secret], shown(exc=exc), index=False)
 
@@ -115,7 +128,10 @@ async def test_the_runtime_and_servers_table_show_no_userinfo_or_header_value():
             table = servers_table(runtime.connections.values(), runtime.redact)
             assert server.url in table.text() and "headers: Authorization" in table.text()
             assert runtime.connections["api"].target == server.url
-            assert_hidden([token, password], {"text": table.text(), "html": table.html(),
-                                              **shown(client=client)}, index=False)
+            assert_hidden(
+                [token, password],
+                {"text": table.text(), "html": table.html(), **shown(client=client)},
+                index=False,
+            )
         finally:
             await runtime.aclose()

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.anyio
 async def test_a_server_dying_with_the_env_secret_on_stderr(caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.DEBUG)
     secret = new_secret("env")
-    client = await mtj.connect(stdio_argv("exit_mid_task"), env={"FAULT_SECRET": secret},
-                               index=os.environ["MTJ_INDEX"])
+    client = await mtj.connect(
+        stdio_argv("exit_mid_task"), env={"FAULT_SECRET": secret}, index=os.environ["MTJ_INDEX"]
+    )
     try:
         handle = await client.start_task("job")
         with pytest.raises(mtj.TaskLost) as lost:
@@ -43,8 +44,9 @@ async def test_a_server_dying_with_the_env_secret_on_stderr(caplog: pytest.LogCa
 async def test_a_server_quoting_the_env_secret_in_its_errors(caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.DEBUG)
     secret = new_secret("env")
-    client = await mtj.connect(stdio_argv("echo_secret_in_errors"), env={"FAULT_SECRET": secret},
-                               index=os.environ["MTJ_INDEX"])
+    client = await mtj.connect(
+        stdio_argv("echo_secret_in_errors"), env={"FAULT_SECRET": secret}, index=os.environ["MTJ_INDEX"]
+    )
     try:
         handle = await client.start_task("job")
         with pytest.raises(mtj.TaskFailed) as failed:

@@ -43,8 +43,11 @@ async def test_a_lost_session_is_started_again_once_and_polling_carries_on():
         assert [r.text for r in results] == ["done"] + ["later"] * 4
         assert initializes(server) == 2  # one new session for the five tasks that noticed the loss
         assert client.transport.session_id not in (None, first_session)
-        await until(lambda: any(m == "GET" and h.get("mcp-session-id") == client.transport.session_id
-                                for m, h in server.http))  # the standalone stream is open again
+        await until(
+            lambda: any(
+                m == "GET" and h.get("mcp-session-id") == client.transport.session_id for m, h in server.http
+            )
+        )  # the standalone stream is open again
         assert client.describe()["sessions_started"] == 2
 
 

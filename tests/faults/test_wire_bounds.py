@@ -22,7 +22,7 @@ WORKING = {"taskId": "t1", "status": "working", "ttl": 60_000, "pollInterval": 1
 @pytest.mark.timeout(30)
 async def test_poll_interval_and_ttl_are_clamped_whatever_the_server_says():
     brain = Brain(poll_interval_ms=0)  # "poll me as fast as you can"
-    brain.ttl_ms = 10 ** 15
+    brain.ttl_ms = 10**15
     async with http_fault_server(brain) as server, mtj.connect(server.url) as client:
         started = time.monotonic()
         handle = await client.start_task("job", {"seconds": 0.5})
@@ -34,14 +34,21 @@ async def test_poll_interval_and_ttl_are_clamped_whatever_the_server_says():
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("field, value, says", [
-    ("pollInterval", "soon", "'pollInterval' must be a finite, non-negative number of milliseconds, got 'soon'"),
-    ("ttl", -5, "'ttl' must be a finite, non-negative number of milliseconds, got -5"),
-    ("ttl", 2 ** 60, "'ttl' must be at most 9007199254740992 milliseconds"),
-    ("taskId", "x" * 5000, "'taskId' is 5000 characters long"),
-    ("taskId", "t1\r\nSet-Cookie: x", "'taskId' must be printable text"),
-    ("status", ["working"], "unknown status an array"),
-])
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        (
+            "pollInterval",
+            "soon",
+            "'pollInterval' must be a finite, non-negative number of milliseconds, got 'soon'",
+        ),
+        ("ttl", -5, "'ttl' must be a finite, non-negative number of milliseconds, got -5"),
+        ("ttl", 2**60, "'ttl' must be at most 9007199254740992 milliseconds"),
+        ("taskId", "x" * 5000, "'taskId' is 5000 characters long"),
+        ("taskId", "t1\r\nSet-Cookie: x", "'taskId' must be printable text"),
+        ("status", ["working"], "unknown status an array"),
+    ],
+)
 async def test_a_nonsense_task_field_is_an_invalid_message_naming_server_method_and_field(field, value, says):
     brain = Brain()
     brain.script["tools/call"] = lambda message: {"task": {**WORKING, field: value}}
@@ -53,17 +60,30 @@ async def test_a_nonsense_task_field_is_an_invalid_message_naming_server_method_
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("body, says", [
-    ('{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","pollInterval":NaN}}}',
-     "NaN is not a JSON number"),
-    ('{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","ttl":1e999}}}',
-     "too large for a double"),
-    ('{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","ttl":' + "9" * 5000 + "}}}",
-     "an integer of 5000 digits"),
-    ('{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"\\ud800","status":"working"}}}',
-     "unpaired UTF-16 surrogate"),
-    ('{"jsonrpc":"2.0","id":1,"result":{"v":' + "[" * 50_000 + "]" * 50_000 + "}}", "nested deeper than"),
-])
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        (
+            '{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","pollInterval":NaN}}}',
+            "NaN is not a JSON number",
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","ttl":1e999}}}',
+            "too large for a double",
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","ttl":'
+            + "9" * 5000
+            + "}}}",
+            "an integer of 5000 digits",
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"\\ud800","status":"working"}}}',
+            "unpaired UTF-16 surrogate",
+        ),
+        ('{"jsonrpc":"2.0","id":1,"result":{"v":' + "[" * 50_000 + "]" * 50_000 + "}}", "nested deeper than"),
+    ],
+)
 async def test_json_that_python_reads_but_is_not_json_is_an_invalid_message(body, says):
     brain = Brain()
     brain.script["tools/call"] = lambda message: Raw(body=body.replace('"id":1', f'"id":{message["id"]}'))
@@ -103,7 +123,8 @@ async def test_a_huge_number_in_a_notification_does_not_end_the_servers_stream()
 
         def progress(value: object) -> None:
             brain.push(jsonrpc.notification("notifications/progress", {"progressToken": token, "progress": value}))
-        progress(10 ** 400)
+
+        progress(10**400)
         progress(float("nan"))
         progress(0.5)
         async with asyncio.timeout(20):

@@ -27,21 +27,28 @@ from mcp_tasks_jupyter.protocol.tasks import SERVER_STATUSES, TaskState, parse_t
 from mcp_tasks_jupyter.session import Session
 from mcp_tasks_jupyter.transport.base import Transport
 
-FAST = settings(max_examples=300, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # -- strategies ----------------------------------------------------------------------------------
 
 #: Numbers a server may send: ordinary ones, huge ones (beyond a double), NaN and the infinities.
 numbers = st.one_of(
-    st.integers(-10, 10 ** 6),
-    st.integers(-10 ** 400, 10 ** 400),
+    st.integers(-10, 10**6),
+    st.integers(-(10**400), 10**400),
     st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([0, 1, 99, 100, 60_000, 60_001, 2 ** 53, 2 ** 53 + 1, 10 ** 308, 10 ** 309, 1e308, -0.0]),
+    st.sampled_from([0, 1, 99, 100, 60_000, 60_001, 2**53, 2**53 + 1, 10**308, 10**309, 1e308, -0.0]),
 )
 scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=20))
-json_values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=20)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=20,
+)
 
 
 def _dumps(value: Any) -> str:
@@ -59,8 +66,11 @@ def deep(draw: st.DrawFn) -> str:
 @st.composite
 def surrogates(draw: st.DrawFn) -> str:
     """A message whose string holds escapes of UTF-16 surrogates, paired or not."""
-    parts = draw(st.lists(st.sampled_from(["\\ud800", "\\udfff", "\\ud83d\\ude00", "a", "\\\\ud800"]),
-                          min_size=1, max_size=4))
+    parts = draw(
+        st.lists(
+            st.sampled_from(["\\ud800", "\\udfff", "\\ud83d\\ude00", "a", "\\\\ud800"]), min_size=1, max_size=4
+        )
+    )
     return '{"jsonrpc":"2.0","id":1,"result":{"text":"' + "".join(parts) + '"}}'
 
 
@@ -78,8 +88,25 @@ def mutated(draw: st.DrawFn) -> bytes:
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(data)))
         kind = draw(st.sampled_from(["replace", "insert", "delete"]))
-        byte = draw(st.sampled_from([0x00, 0x22, 0x5b, 0x5d, 0x7b, 0x7d, 0x2c, 0x3a, 0x5c, 0xff, 0xed, 0x80,
-                                     *b"0123456789eE-+.NaIfinity"]))
+        byte = draw(
+            st.sampled_from(
+                [
+                    0x00,
+                    0x22,
+                    0x5B,
+                    0x5D,
+                    0x7B,
+                    0x7D,
+                    0x2C,
+                    0x3A,
+                    0x5C,
+                    0xFF,
+                    0xED,
+                    0x80,
+                    *b"0123456789eE-+.NaIfinity",
+                ]
+            )
+        )
         if kind == "insert" or at == len(data):
             data.insert(at, byte)
         elif kind == "replace":
@@ -101,27 +128,50 @@ def envelopes(draw: st.DrawFn) -> Any:
         if draw(st.booleans()):
             msg["params"] = draw(st.one_of(params(), json_values))
     elif kind == "result":
-        msg["result"] = draw(st.one_of(st.dictionaries(st.text(max_size=8), json_values, max_size=4), json_values,
-                                       task_objects().map(lambda t: {"task": t})))
+        msg["result"] = draw(
+            st.one_of(
+                st.dictionaries(st.text(max_size=8), json_values, max_size=4),
+                json_values,
+                task_objects().map(lambda t: {"task": t}),
+            )
+        )
     elif kind == "error":
-        msg["error"] = draw(st.one_of(st.fixed_dictionaries(
-            {"code": st.one_of(st.integers(-33000, 0), numbers, st.booleans()),
-             "message": st.one_of(st.text(max_size=30), st.just("x" * 10_000), scalars)},
-            optional={"data": json_values}), json_values))
+        msg["error"] = draw(
+            st.one_of(
+                st.fixed_dictionaries(
+                    {
+                        "code": st.one_of(st.integers(-33000, 0), numbers, st.booleans()),
+                        "message": st.one_of(st.text(max_size=30), st.just("x" * 10_000), scalars),
+                    },
+                    optional={"data": json_values},
+                ),
+                json_values,
+            )
+        )
     return msg
 
 
 TOKEN = "tok"
-METHODS = ["notifications/progress", "notifications/cancelled", "notifications/tasks/status",
-           "notifications/tasks", "notifications/message", "ping", "elicitation/create",
-           "sampling/createMessage", "tasks/get", "no/such/method"]
+METHODS = [
+    "notifications/progress",
+    "notifications/cancelled",
+    "notifications/tasks/status",
+    "notifications/tasks",
+    "notifications/message",
+    "ping",
+    "elicitation/create",
+    "sampling/createMessage",
+    "tasks/get",
+    "no/such/method",
+]
 
 
 @st.composite
 def params(draw: st.DrawFn) -> dict[str, Any]:
     """Params a server might send with one of METHODS, half of them about the one known task."""
-    base: dict[str, Any] = draw(st.one_of(task_objects(), st.dictionaries(st.text(max_size=8), json_values,
-                                                                          max_size=3)))
+    base: dict[str, Any] = draw(
+        st.one_of(task_objects(), st.dictionaries(st.text(max_size=8), json_values, max_size=3))
+    )
     if draw(st.booleans()):
         base["progressToken"] = draw(st.sampled_from([TOKEN, "other", 1, None]))
         base["progress"] = draw(numbers)
@@ -136,22 +186,47 @@ def params(draw: st.DrawFn) -> dict[str, Any]:
     return base
 
 
-TASK_KEYS = ["taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval",
-             "ttlMs", "pollIntervalMs", "ttlSeconds", "pollIntervalMilliseconds", "keepAlive", "pollFrequency",
-             "error", "result", "inputRequests"]
+TASK_KEYS = [
+    "taskId",
+    "status",
+    "statusMessage",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttl",
+    "pollInterval",
+    "ttlMs",
+    "pollIntervalMs",
+    "ttlSeconds",
+    "pollIntervalMilliseconds",
+    "keepAlive",
+    "pollFrequency",
+    "error",
+    "result",
+    "inputRequests",
+]
 
 
 @st.composite
 def task_objects(draw: st.DrawFn) -> dict[str, Any]:
     """A task as a server might describe it: plausible values, wrong types, huge and non-finite numbers."""
-    ids = st.one_of(st.just("t1"), st.text(max_size=12), st.just("x" * 5000), st.sampled_from(
-        ["", "a\nb", "\x00", "id\u202e", "\ud800", " "]), json_values)
+    ids = st.one_of(
+        st.just("t1"),
+        st.text(max_size=12),
+        st.just("x" * 5000),
+        st.sampled_from(["", "a\nb", "\x00", "id\u202e", "\ud800", " "]),
+        json_values,
+    )
     statuses = st.one_of(st.sampled_from(sorted(SERVER_STATUSES)), st.text(max_size=10), json_values)
     texts = st.one_of(st.text(max_size=30), st.just("m" * 10_000), scalars, json_values)
     values = {
-        "taskId": ids, "status": statuses, "statusMessage": texts, "createdAt": texts, "lastUpdatedAt": texts,
+        "taskId": ids,
+        "status": statuses,
+        "statusMessage": texts,
+        "createdAt": texts,
+        "lastUpdatedAt": texts,
         "error": st.one_of(texts, st.dictionaries(st.sampled_from(["message", "code"]), json_values)),
-        "result": json_values, "inputRequests": json_values,
+        "result": json_values,
+        "inputRequests": json_values,
     }
     obj: dict[str, Any] = {}
     for key in draw(st.lists(st.sampled_from(TASK_KEYS), unique=True, max_size=len(TASK_KEYS))):
@@ -187,16 +262,18 @@ def _finite(value: Any) -> bool:
 
 @pytest.mark.timeout(60)
 @FAST
-@given(st.one_of(
-    st.binary(max_size=300),
-    st.text(max_size=100).map(str.encode),
-    json_values.map(_dumps).map(str.encode),
-    envelopes().map(_dumps).map(str.encode),
-    st.lists(envelopes(), max_size=3).map(_dumps),
-    mutated(),
-    deep(),
-    surrogates(),
-))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        st.text(max_size=100).map(str.encode),
+        json_values.map(_dumps).map(str.encode),
+        envelopes().map(_dumps).map(str.encode),
+        st.lists(envelopes(), max_size=3).map(_dumps),
+        mutated(),
+        deep(),
+        surrogates(),
+    )
+)
 def test_decode_yields_messages_or_message_error(data: bytes | str) -> None:
     try:
         messages = jsonrpc.decode(data)
@@ -205,8 +282,13 @@ def test_decode_yields_messages_or_message_error(data: bytes | str) -> None:
     assert 1 <= len(messages) <= jsonrpc.MAX_BATCH
     for message in messages:
         assert isinstance(message, MESSAGE_TYPES)
-        body = message.result if isinstance(message, jsonrpc.Response) else \
-            message.data if isinstance(message, jsonrpc.ErrorResponse) else message.params
+        body = (
+            message.result
+            if isinstance(message, jsonrpc.Response)
+            else message.data
+            if isinstance(message, jsonrpc.ErrorResponse)
+            else message.params
+        )
         assert _finite(body), "a non-finite number got through"
         assert _depth(body) < jsonrpc.MAX_DEPTH
         jsonrpc.encode({"body": body})  # what the client keeps can be sent back (valid UTF-8)
@@ -215,6 +297,7 @@ def test_decode_yields_messages_or_message_error(data: bytes | str) -> None:
 
 
 # -- 2. task fields --------------------------------------------------------------------------------
+
 
 def _in_bounds(state: TaskState) -> None:
     assert isinstance(state.task_id, str) and 0 < len(state.task_id) <= bounds.MAX_TASK_ID_CHARS
@@ -225,9 +308,11 @@ def _in_bounds(state: TaskState) -> None:
         assert bounds.MIN_POLL_INTERVAL_MS <= state.poll_interval_ms <= bounds.MAX_POLL_INTERVAL_MS
     if state.ttl_ms is not None:
         assert type(state.ttl_ms) is int and 0 <= state.ttl_ms <= bounds.MAX_TTL_MS
-    for text, limit in [(state.status_message, bounds.MAX_STATUS_MESSAGE_CHARS),
-                        (state.created_at, bounds.MAX_TIMESTAMP_CHARS),
-                        (state.last_updated_at, bounds.MAX_TIMESTAMP_CHARS)]:
+    for text, limit in [
+        (state.status_message, bounds.MAX_STATUS_MESSAGE_CHARS),
+        (state.created_at, bounds.MAX_TIMESTAMP_CHARS),
+        (state.last_updated_at, bounds.MAX_TIMESTAMP_CHARS),
+    ]:
         assert text is None or (isinstance(text, str) and len(text) <= limit)
     jsonrpc.encode({"id": state.task_id, "m": state.status_message})  # sent back and shown: valid text
 
@@ -260,6 +345,7 @@ def test_task_codecs_give_bounded_states_or_value_errors(obj: dict[str, Any], co
 
 # -- 3. a real Session ---------------------------------------------------------------------------------
 
+
 class MemoryTransport(Transport):
     """A transport that only records what the session sends."""
 
@@ -286,8 +372,9 @@ async def _feed(raw: list[bytes]) -> None:
     handle.task_id = "t1"
     client.tasks["t1"] = handle
     session.add_progress_listener(TOKEN, handle._on_progress)
-    pending = [asyncio.ensure_future(session.request("tasks/get", {"taskId": "t1"}, timeout=None))
-               for _ in range(4)]
+    pending = [
+        asyncio.ensure_future(session.request("tasks/get", {"taskId": "t1"}, timeout=None)) for _ in range(4)
+    ]
     await asyncio.sleep(0)  # the requests are sent: ids 0..3 are pending
     try:
         for data in raw:
@@ -340,9 +427,20 @@ def server_messages(draw: st.DrawFn) -> Any:
 
 
 @pytest.mark.timeout(90)
-@settings(max_examples=150, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(st.lists(st.one_of(server_messages().map(_dumps).map(str.encode), mutated(),
-                          json_values.map(_dumps).map(str.encode)), min_size=1, max_size=8))
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    st.lists(
+        st.one_of(
+            server_messages().map(_dumps).map(str.encode), mutated(), json_values.map(_dumps).map(str.encode)
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
 def test_a_session_survives_any_message(raw: list[bytes]) -> None:
     asyncio.run(asyncio.wait_for(_feed(raw), 20))

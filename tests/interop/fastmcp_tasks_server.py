@@ -48,8 +48,11 @@ REQUIRED = TaskConfig(mode="required", poll_interval=POLL)
 
 
 def _elicit(message: str, properties: dict[str, Any], required: list[str]) -> mcp_types.ElicitRequest:
-    return mcp_types.ElicitRequest(params=mcp_types.ElicitRequestFormParams(
-        message=message, requested_schema={"type": "object", "properties": properties, "required": required}))
+    return mcp_types.ElicitRequest(
+        params=mcp_types.ElicitRequestFormParams(
+            message=message, requested_schema={"type": "object", "properties": properties, "required": required}
+        )
+    )
 
 
 @mcp.tool
@@ -80,8 +83,13 @@ async def protocol_error_job() -> str:
 async def confirm_delete(filename: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
     answers = ctx.input_responses
     if not answers or "confirm" not in answers:
-        return mcp_types.InputRequiredResult(input_requests={"confirm": _elicit(
-            f"Delete '{filename}'?", {"confirm": {"type": "boolean", "title": "Delete it"}}, ["confirm"])})
+        return mcp_types.InputRequiredResult(
+            input_requests={
+                "confirm": _elicit(
+                    f"Delete '{filename}'?", {"confirm": {"type": "boolean", "title": "Delete it"}}, ["confirm"]
+                )
+            }
+        )
     answer = answers["confirm"]
     action = getattr(answer, "action", None) or answer.get("action")  # type: ignore[union-attr]
     content = getattr(answer, "content", None) if not isinstance(answer, dict) else answer.get("content")
@@ -93,11 +101,16 @@ async def confirm_delete(filename: str, ctx: Context) -> str | mcp_types.InputRe
 @mcp.tool(task=REQUIRED)
 async def multi_input(ctx: Context) -> str | mcp_types.InputRequiredResult:
     answers = ctx.input_responses or {}
-    missing = {key: request for key, request in {
-        "name": _elicit("Your name?", {"name": {"type": "string"}}, ["name"]),
-        "color": _elicit("Favourite colour?", {"color": {"type": "string", "enum": ["red", "blue"]}},
-                         ["color"]),
-    }.items() if key not in answers}
+    missing = {
+        key: request
+        for key, request in {
+            "name": _elicit("Your name?", {"name": {"type": "string"}}, ["name"]),
+            "color": _elicit(
+                "Favourite colour?", {"color": {"type": "string", "enum": ["red", "blue"]}}, ["color"]
+            ),
+        }.items()
+        if key not in answers
+    }
     if missing:
         return mcp_types.InputRequiredResult(input_requests=missing)
 
@@ -105,6 +118,7 @@ async def multi_input(ctx: Context) -> str | mcp_types.InputRequiredResult:
         answer = answers[key]
         value = answer.get("content") if isinstance(answer, dict) else getattr(answer, "content", None)
         return value or {}
+
     return f"{content('name').get('name')} likes {content('color').get('color')}"
 
 

@@ -194,7 +194,9 @@ async def serve_http(port: int) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    uv_server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
+    uv_server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+    )
     async with manager.run():
         # Bound and listening already: a client that connects now waits in the backlog.
         print(f"mcp1 task server listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)

@@ -123,8 +123,9 @@ async def test_ambiguous_research_answered_in_advance(everything: list[str] | st
     """`answers=` settles the question without any handler: the report uses the given reading."""
     with anyio.fail_after(TIMEOUT):
         async with mtj.connect(everything) as client:
-            task = await client.start_task(TOOL, {"topic": "python", "ambiguous": True},
-                                           answers={"interpretation": "snake"})
+            task = await client.start_task(
+                TOOL, {"topic": "python", "ambiguous": True}, answers={"interpretation": "snake"}
+            )
             result = await task
     assert "# Research Report: python (snake)" in result.text
     assert [source for _message, source, _action in task.answered] == ["answers"]

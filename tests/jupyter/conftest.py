@@ -24,8 +24,9 @@ DIALECT = ("--dialect", "2025-11-25")
 
 
 @contextlib.asynccontextmanager
-async def demo_client(*server_args: str, name: str = "demo", dialect: tuple[str, ...] = DIALECT,
-                      **options: Any) -> AsyncIterator[mtj.Client]:
+async def demo_client(
+    *server_args: str, name: str = "demo", dialect: tuple[str, ...] = DIALECT, **options: Any
+) -> AsyncIterator[mtj.Client]:
     """A client on a fresh demo server over stdio, named ``name`` (server names show in the views)."""
     async with mtj.connect(demo_stdio_argv(*dialect, *server_args), name=name, **options) as client:
         yield client

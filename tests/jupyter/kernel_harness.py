@@ -65,13 +65,17 @@ class CellRun:
         """Raise with everything the cell printed unless it succeeded."""
         if self.status != "ok":
             tb = "\n".join("\n".join(e.get("traceback", [])) for e in self.errors)
-            raise AssertionError(f"cell failed ({self.status}): {self.code!r}\nstderr: {self.stderr}\n"
-                                 f"reply: {self.reply.get('ename')}: {self.reply.get('evalue')}\n{tb}")
+            raise AssertionError(
+                f"cell failed ({self.status}): {self.code!r}\nstderr: {self.stderr}\n"
+                f"reply: {self.reply.get('ename')}: {self.reply.get('evalue')}\n{tb}"
+            )
         return self
 
     def __str__(self) -> str:
-        return (f"{self.code!r} -> {self.status}; stdout={self.stdout!r}; stderr={self.stderr!r}; "
-                f"result={self.result!r}")
+        return (
+            f"{self.code!r} -> {self.status}; stdout={self.stdout!r}; stderr={self.stderr!r}; "
+            f"result={self.result!r}"
+        )
 
 
 class Kernel:
@@ -106,8 +110,7 @@ class Kernel:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"cell did not finish within {timeout:g} s: {code!r}\n"
-                                   f"so far: {run.messages}")
+                raise TimeoutError(f"cell did not finish within {timeout:g} s: {code!r}\nso far: {run.messages}")
             try:
                 message = self.client.get_iopub_msg(timeout=remaining)
             except queue.Empty:
@@ -157,13 +160,29 @@ class Notebook:
         if cell_id is None:
             msg_id = client.execute(code)
         else:
-            request = client.session.msg("execute_request", {
-                "code": code, "silent": False, "store_history": True, "user_expressions": {},
-                "allow_stdin": False, "stop_on_error": True}, metadata={"cellId": cell_id})
+            request = client.session.msg(
+                "execute_request",
+                {
+                    "code": code,
+                    "silent": False,
+                    "store_history": True,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+                metadata={"cellId": cell_id},
+            )
             client.shell_channel.send(request)
             msg_id = request["header"]["msg_id"]
-        self.wait(lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
-                  and m["parent_header"].get("msg_id") == msg_id, timeout, f"the cell {code!r}")
+        self.wait(
+            lambda m: (
+                m["msg_type"] == "status"
+                and m["content"]["execution_state"] == "idle"
+                and m["parent_header"].get("msg_id") == msg_id
+            ),
+            timeout,
+            f"the cell {code!r}",
+        )
         deadline = time.monotonic() + timeout
         while True:
             reply = client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
@@ -173,8 +192,14 @@ class Notebook:
         assert reply["content"]["status"] == "ok", f"{code!r} failed: {errors or reply['content']}"
         return msg_id
 
-    def wait(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = CELL_TIMEOUT,
-             what: str = "a message", *, since: int = 0) -> dict[str, Any]:
+    def wait(
+        self,
+        predicate: Callable[[dict[str, Any]], bool],
+        timeout: float = CELL_TIMEOUT,
+        what: str = "a message",
+        *,
+        since: int = 0,
+    ) -> dict[str, Any]:
         """The first iopub message from number ``since`` on (kept or new) that fits ``predicate``."""
         for message in self.iopub[since:]:
             if predicate(message):

@@ -41,9 +41,12 @@ async def test_1000_tasks_stay_compact_and_a_burst_of_1000_rows_is_one_update(co
     async with demo_client("--poll-interval", "60000") as client:
         tasks = []
         for chunk in range(10):
-            tasks += await asyncio.gather(*(client.start_task("slow_compute", {"seconds": 0.5, "steps": 2,
-                                                                               "label": f"t{chunk}-{i}"})
-                                            for i in range(100)))
+            tasks += await asyncio.gather(
+                *(
+                    client.start_task("slow_compute", {"seconds": 0.5, "steps": 2, "label": f"t{chunk}-{i}"})
+                    for i in range(100)
+                )
+            )
         start = time.monotonic()
         board = BoardWidget(tasks)
         updates = count_updates(board)
@@ -53,15 +56,23 @@ async def test_1000_tasks_stay_compact_and_a_burst_of_1000_rows_is_one_update(co
         await asyncio.sleep(2 * BOARD_INTERVAL)
         took = time.monotonic() - start
         assert len(updates) <= took / BOARD_INTERVAL + 2, (len(updates), took)
-        assert all(row["status"] == "completed" and row["finished"] is not None and row["live"] for row in board.rows)
+        assert all(
+            row["status"] == "completed" and row["finished"] is not None and row["live"] for row in board.rows
+        )
         biggest = max(payload(m) for m in updates.messages)
         assert biggest < 300_000, biggest
 
         # 1,000 more rows in one burst (as a tasks/list answer brings them): one message, still compact.
         before = len(updates)
         for i in range(1000):
-            board.add_static(tool=None, server="demo", status="working", message=f"listed {i}",
-                             task_id=f"listed-{i:04d}", created_at="2026-01-01T00:00:00+00:00")
+            board.add_static(
+                tool=None,
+                server="demo",
+                status="working",
+                message=f"listed {i}",
+                task_id=f"listed-{i:04d}",
+                created_at="2026-01-01T00:00:00+00:00",
+            )
         await asyncio.sleep(2 * BOARD_INTERVAL)
         assert len(updates) == before + 1
         assert len(board.rows) == 2000 and board.total == 2000
@@ -87,10 +98,18 @@ async def test_board_merges_live_handles_index_records_and_tasks_list(tmp_path):
         hidden = await client.start_task("slow_compute", {"seconds": 30, "steps": 30, "label": "hidden"})
         client.index = runtime.index
         # Finished in an earlier kernel (the server has forgotten it), and one of another notebook.
-        runtime.index.add(client.identity, "old_tool", {}, task_id="gone-1", status="completed",
-                          status_message="done long ago", created_at="2026-01-01T00:00:00+00:00")
-        runtime.index.add(client.identity, "not_mine", {}, task_id="other-1", status="completed",
-                          notebook="other.ipynb")
+        runtime.index.add(
+            client.identity,
+            "old_tool",
+            {},
+            task_id="gone-1",
+            status="completed",
+            status_message="done long ago",
+            created_at="2026-01-01T00:00:00+00:00",
+        )
+        runtime.index.add(
+            client.identity, "not_mine", {}, task_id="other-1", status="completed", notebook="other.ipynb"
+        )
         for handle in (live, done, earlier):
             await eventually(lambda h=handle: h.task_id is not None, timeout=WAIT, what="a task id")
 
@@ -102,14 +121,25 @@ async def test_board_merges_live_handles_index_records_and_tasks_list(tmp_path):
         await eventually(lambda: len(board.rows) == 5, timeout=WAIT, what="the listed rows")
         by_id = {row["task_id"]: row for row in board.rows}
         assert len(by_id) == 5 and {row["server"] for row in board.rows} == {"demo"}
+
         def fields(task_id, *names):
             return [by_id[task_id][name] for name in names]
-        assert fields(live.task_id, "tool", "server", "status", "live") == ["slow_compute", "demo", "working", True]
+
+        assert fields(live.task_id, "tool", "server", "status", "live") == [
+            "slow_compute",
+            "demo",
+            "working",
+            True,
+        ]
         assert fields(done.task_id, "status", "live") == ["completed", True]
         assert fields(earlier.task_id, "tool", "live") == ["slow_compute", False]
         assert fields(hidden.task_id, "tool", "server", "status", "live") == ["?", "demo", "working", False]
-        assert fields("gone-1", "tool", "server", "status", "message") == ["old_tool", "demo", "completed",
-                                                                           "done long ago"]
+        assert fields("gone-1", "tool", "server", "status", "message") == [
+            "old_tool",
+            "demo",
+            "completed",
+            "done long ago",
+        ]
         assert "other-1" not in by_id
         assert [row["key"] for row in board.rows][:2] == [0, 1] and all(row["key"] < 0 for row in board.rows[2:])
         assert board.total == 5 and board.note == ""
@@ -142,8 +172,15 @@ def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself()
     source = SOURCE.read_text()
     for code in (source, BUNDLE.read_text()):
         assert "innerHTML" not in code and "outerHTML" not in code and "insertAdjacentHTML" not in code
-    for needed in ("h('input'", "h('select'", "aria-sort", "rows ${first + 1}", "const PAGE = 50",
-                   "model.get('select_status')", "model.get('select_server')"):
+    for needed in (
+        "h('input'",
+        "h('select'",
+        "aria-sort",
+        "rows ${first + 1}",
+        "const PAGE = 50",
+        "model.get('select_status')",
+        "model.get('select_server')",
+    ):
         assert needed in source, needed
     assert "model.send" in source and source.count("model.send(") == 1  # only Cancel talks to the kernel
 

@@ -15,12 +15,13 @@ CELLS = [
 
 def run_once(path) -> str:
     notebook = new_notebook(cells=[new_code_cell(c) for c in CELLS])
-    NotebookClient(notebook, timeout=60, kernel_name="python3",
-                   resources={"metadata": {"path": str(path)}}).execute()
+    NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(path)}}
+    ).execute()
     return notebook.cells[-1].outputs[0]["text"].strip()
 
 
 def test_second_run_is_served_from_the_index(tmp_path, monkeypatch):
     monkeypatch.setenv("MTJ_INDEX", str(tmp_path / "tasks.sqlite3"))
-    assert run_once(tmp_path) == "[False] 91"   # the first run computes
-    assert run_once(tmp_path) == "[True] 91"    # the re-run reads the stored result: no task is started
+    assert run_once(tmp_path) == "[False] 91"  # the first run computes
+    assert run_once(tmp_path) == "[True] 91"  # the re-run reads the stored result: no task is started

@@ -35,16 +35,25 @@ def env_for(places: dict[str, Path], **extra: str) -> dict[str, str]:
 
 
 def test_lookup_order_cwd_then_notebook_dir_then_user(places: dict[str, Path]) -> None:
-    write(places["user"], {"a": {"url": "http://user/a"}, "b": {"url": "http://user/b"},
-                           "c": {"url": "http://user/c"}})
+    write(
+        places["user"],
+        {"a": {"url": "http://user/a"}, "b": {"url": "http://user/b"}, "c": {"url": "http://user/c"}},
+    )
     write(places["notebooks"], {"a": {"url": "http://nb/a"}, "b": {"url": "http://nb/b"}})
     write(places["cwd"], {"a": {"url": "http://cwd/a"}})
     environ = env_for(places, JPY_SESSION_NAME=str(places["notebooks"] / "analysis.ipynb"))
     found = {name: load_server(name, environ=environ, cwd=places["cwd"]) for name in "abc"}
-    assert {n: c.target for n, c in found.items()} == {"a": "http://cwd/a", "b": "http://nb/b", "c": "http://user/c"}
+    assert {n: c.target for n, c in found.items()} == {
+        "a": "http://cwd/a",
+        "b": "http://nb/b",
+        "c": "http://user/c",
+    }
     assert found["b"].source == places["notebooks"] / "mcp.json"
-    assert search_paths(environ, places["cwd"]) == [places["cwd"] / "mcp.json", places["notebooks"] / "mcp.json",
-                                                     places["user"] / "mcp.json"]
+    assert search_paths(environ, places["cwd"]) == [
+        places["cwd"] / "mcp.json",
+        places["notebooks"] / "mcp.json",
+        places["user"] / "mcp.json",
+    ]
 
 
 def test_jupyter_config_dir_is_the_user_level_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,23 +78,33 @@ def test_relative_session_name_is_taken_from_the_kernel_directory(places: dict[s
 
 
 def test_both_layouts_and_types(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "local": {"command": "python", "args": ["-m", "srv"], "env": {"K": "v1"}},
-        "remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer x1"}},
-        "typed-stdio": {"type": "stdio", "command": "prog"},
-        "typed-http": {"type": "http", "url": "http://h/mcp"},
-        "streamable": {"type": "streamable-http", "url": "http://h/s"},
-        "dialected": {"url": "http://h/d", "dialect": "2025-11-25"},
-    })
+    write(
+        tmp_path,
+        {
+            "local": {"command": "python", "args": ["-m", "srv"], "env": {"K": "v1"}},
+            "remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer x1"}},
+            "typed-stdio": {"type": "stdio", "command": "prog"},
+            "typed-http": {"type": "http", "url": "http://h/mcp"},
+            "streamable": {"type": "streamable-http", "url": "http://h/s"},
+            "dialected": {"url": "http://h/d", "dialect": "2025-11-25"},
+        },
+    )
     environ = {"MTJ_CONFIG": str(tmp_path / "none-here")}
     (tmp_path / "none-here").mkdir()
     get = lambda name: load_server(name, environ=environ, cwd=tmp_path)  # noqa: E731
     local = get("local")
-    assert (local.transport, local.target, local.env, local.headers) == \
-        ("stdio", ["python", "-m", "srv"], {"K": "v1"}, {})
+    assert (local.transport, local.target, local.env, local.headers) == (
+        "stdio",
+        ["python", "-m", "srv"],
+        {"K": "v1"},
+        {},
+    )
     remote = get("remote")
-    assert (remote.transport, remote.target, remote.headers) == \
-        ("http", "https://h/mcp", {"Authorization": "Bearer x1"})
+    assert (remote.transport, remote.target, remote.headers) == (
+        "http",
+        "https://h/mcp",
+        {"Authorization": "Bearer x1"},
+    )
     assert get("typed-stdio").target == ["prog"]
     assert get("typed-http").target == "http://h/mcp" and get("streamable").target == "http://h/s"
     assert get("dialected").dialect == "2025-11-25"
@@ -97,13 +116,24 @@ def test_vs_code_layout_with_servers_key(tmp_path: Path) -> None:
 
 
 def test_env_references_are_expanded_everywhere(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "s": {"command": "${env:PY}", "args": ["-m", "${env:MODULE}", "--key=${env:TOKEN}"],
-              "env": {"API_KEY": "${env:TOKEN}", "PLAIN": "literal-value"}},
-        "h": {"url": "https://${env:HOST}/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}},
-    })
-    environ = {"MTJ_CONFIG": str(tmp_path), "PY": "/usr/bin/python3", "MODULE": "srv", "TOKEN": SECRET,
-               "HOST": "example.org"}
+    write(
+        tmp_path,
+        {
+            "s": {
+                "command": "${env:PY}",
+                "args": ["-m", "${env:MODULE}", "--key=${env:TOKEN}"],
+                "env": {"API_KEY": "${env:TOKEN}", "PLAIN": "literal-value"},
+            },
+            "h": {"url": "https://${env:HOST}/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}},
+        },
+    )
+    environ = {
+        "MTJ_CONFIG": str(tmp_path),
+        "PY": "/usr/bin/python3",
+        "MODULE": "srv",
+        "TOKEN": SECRET,
+        "HOST": "example.org",
+    }
     stdio = load_server("s", environ=environ, cwd=tmp_path)
     assert stdio.target == ["/usr/bin/python3", "-m", "srv", f"--key={SECRET}"]
     assert stdio.env == {"API_KEY": SECRET, "PLAIN": "literal-value"}
@@ -115,8 +145,10 @@ def test_env_references_are_expanded_everywhere(tmp_path: Path) -> None:
 
 
 def test_missing_variable_names_the_variable_and_the_server_not_the_value(tmp_path: Path) -> None:
-    write(tmp_path, {"s": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${env:NOPE}",
-                                                                "X-Other": SECRET}}})
+    write(
+        tmp_path,
+        {"s": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${env:NOPE}", "X-Other": SECRET}}},
+    )
     with pytest.raises(ConfigError) as caught:
         load_server("s", environ={"MTJ_CONFIG": str(tmp_path)}, cwd=tmp_path)
     message = str(caught.value)
@@ -126,8 +158,13 @@ def test_missing_variable_names_the_variable_and_the_server_not_the_value(tmp_pa
 
 
 def test_secrets_never_in_reprs(tmp_path: Path) -> None:
-    write(tmp_path, {"s": {"command": "prog", "env": {"API_KEY": SECRET}},
-                     "h": {"url": "https://h/mcp", "headers": {"Authorization": f"Bearer {SECRET}"}}})
+    write(
+        tmp_path,
+        {
+            "s": {"command": "prog", "env": {"API_KEY": SECRET}},
+            "h": {"url": "https://h/mcp", "headers": {"Authorization": f"Bearer {SECRET}"}},
+        },
+    )
     for name in ("s", "h"):
         config = load_server(name, environ={"MTJ_CONFIG": str(tmp_path)}, cwd=tmp_path)
         assert SECRET not in repr(config) and SECRET not in str(config)
@@ -136,20 +173,23 @@ def test_secrets_never_in_reprs(tmp_path: Path) -> None:
     assert redact(f"failed with Bearer {SECRET}!", {SECRET, "x"}) == "failed with Bearer ***!"
 
 
-@pytest.mark.parametrize("entry, expected", [
-    ("not an object", "must be an object with \"command\" or \"url\""),
-    ({}, "needs \"command\" (stdio) or \"url\" (HTTP)"),
-    ({"type": "sse", "url": "http://h"}, "unsupported \"type\": 'sse'"),
-    ({"type": "http", "command": "prog"}, "has \"type\": 'http' but no \"url\""),
-    ({"url": "ftp://h"}, "\"url\" must start with http:// or https://"),
-    ({"url": "http://h", "env": {"A": "b"}}, "\"env\" applies to stdio servers"),
-    ({"command": "prog", "headers": {"A": "b"}}, "\"headers\" apply to HTTP servers"),
-    ({"command": "prog", "args": "--flag"}, "\"args\" must be a list of strings"),
-    ({"command": "prog", "args": [1]}, "args[0] must be a string"),
-    ({"command": ["prog"]}, "command must be a string"),
-    ({"command": "prog", "env": ["A=b"]}, "\"env\" must be an object"),
-    ({"url": "http://h", "headers": {"A": 5}}, "headers.A must be a string"),
-])
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        ("not an object", 'must be an object with "command" or "url"'),
+        ({}, 'needs "command" (stdio) or "url" (HTTP)'),
+        ({"type": "sse", "url": "http://h"}, "unsupported \"type\": 'sse'"),
+        ({"type": "http", "command": "prog"}, 'has "type": \'http\' but no "url"'),
+        ({"url": "ftp://h"}, '"url" must start with http:// or https://'),
+        ({"url": "http://h", "env": {"A": "b"}}, '"env" applies to stdio servers'),
+        ({"command": "prog", "headers": {"A": "b"}}, '"headers" apply to HTTP servers'),
+        ({"command": "prog", "args": "--flag"}, '"args" must be a list of strings'),
+        ({"command": "prog", "args": [1]}, "args[0] must be a string"),
+        ({"command": ["prog"]}, "command must be a string"),
+        ({"command": "prog", "env": ["A=b"]}, '"env" must be an object'),
+        ({"url": "http://h", "headers": {"A": 5}}, "headers.A must be a string"),
+    ],
+)
 def test_entry_errors(tmp_path: Path, entry: Any, expected: str) -> None:
     write(tmp_path, {"bad": entry})
     with pytest.raises(ConfigError) as caught:

@@ -55,13 +55,19 @@ class Kernel:
             self.iopub.append(msg)
             if msg["msg_type"] == "error" and msg["parent_header"].get("msg_id") == msg_id:
                 raise AssertionError("cell failed:\n" + "\n".join(msg["content"]["traceback"]))
-            if (msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
-                    and msg["parent_header"].get("msg_id") == msg_id):
+            if (
+                msg["msg_type"] == "status"
+                and msg["content"]["execution_state"] == "idle"
+                and msg["parent_header"].get("msg_id") == msg_id
+            ):
                 return msg_id
 
     def stdout(self, msg_id: str) -> str:
-        return "".join(m["content"]["text"] for m in self.iopub
-                       if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+        return "".join(
+            m["content"]["text"]
+            for m in self.iopub
+            if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id
+        )
 
 
 @contextlib.contextmanager
@@ -90,23 +96,40 @@ def run_show_task(seconds: float, steps: int) -> Measured:
     """show_task for slow_compute(seconds, steps) in a fresh kernel; count the widget's updates."""
     with kernel() as k:
         k.run(CONNECT)
-        k.run(f'h = await client.start_task("slow_compute", {{"seconds": {seconds}, "steps": {steps}}})\n'
-              "show_task(h)")
+        k.run(
+            f'h = await client.start_task("slow_compute", {{"seconds": {seconds}, "steps": {steps}}})\n'
+            "show_task(h)"
+        )
         done = k.run("r = await h\nprint(f'{h.elapsed:.3f}')")
         task_seconds = float(k.stdout(done))
         k.run("await client.aclose()")
-    opens = [m for m in k.iopub if m["msg_type"] == "comm_open"
-             and m["content"]["data"]["state"].get("_anywidget_id", "").endswith(".TaskWidget")]
+    opens = [
+        m
+        for m in k.iopub
+        if m["msg_type"] == "comm_open"
+        and m["content"]["data"]["state"].get("_anywidget_id", "").endswith(".TaskWidget")
+    ]
     assert len(opens) == 1
     comm_id = opens[0]["content"]["comm_id"]
-    updates = [m for m in k.iopub if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == comm_id
-               and m["content"]["data"].get("method") == "update"]
-    summaries = [m for m in k.iopub if m["msg_type"] == "display_data"
-                 and (m["content"].get("transient") or {}).get("display_id")]
+    updates = [
+        m
+        for m in k.iopub
+        if m["msg_type"] == "comm_msg"
+        and m["content"]["comm_id"] == comm_id
+        and m["content"]["data"].get("method") == "update"
+    ]
+    summaries = [
+        m
+        for m in k.iopub
+        if m["msg_type"] == "display_data" and (m["content"].get("transient") or {}).get("display_id")
+    ]
     assert len(summaries) == 1
     display_id = summaries[0]["content"]["transient"]["display_id"]
-    summary_updates = [m["content"] for m in k.iopub if m["msg_type"] == "update_display_data"
-                       and m["content"]["transient"]["display_id"] == display_id]
+    summary_updates = [
+        m["content"]
+        for m in k.iopub
+        if m["msg_type"] == "update_display_data" and m["content"]["transient"]["display_id"] == display_id
+    ]
     return Measured(task_seconds, len(updates), summaries[0]["content"], summary_updates)
 
 
@@ -128,13 +151,20 @@ def test_a_saved_notebook_keeps_the_final_summary(tmp_path: Path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(CONNECT),
-        nbformat.v4.new_code_cell('h = await client.start_task("slow_compute", {"seconds": 1, "steps": 10, '
-                                  '"label": "saved"})\nshow_task(h)'),
+        nbformat.v4.new_code_cell(
+            'h = await client.start_task("slow_compute", {"seconds": 1, "steps": 10, '
+            '"label": "saved"})\nshow_task(h)'
+        ),
         nbformat.v4.new_code_cell("r = await h\nprint(r.text)"),
         nbformat.v4.new_code_cell("await client.aclose()"),
     ]
-    NotebookClient(nb, timeout=CELL_TIMEOUT, startup_timeout=KERNEL_START, kernel_name="python3",
-                   resources={"metadata": {"path": str(REPO_ROOT)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        startup_timeout=KERNEL_START,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(REPO_ROOT)}},
+    ).execute()
     path = tmp_path / "tasks.ipynb"
     nbformat.write(nb, path)
 

@@ -15,8 +15,9 @@ from mcp_tasks_jupyter.jupyter.widgets import BoardWidget, TaskWidget, front_end
 from mcp_tasks_jupyter.jupyter.widgets.question_form import QuestionWidget
 
 
-@pytest.mark.parametrize("widget, name", [(TaskWidget, "task"), (BoardWidget, "board"),
-                                          (QuestionWidget, "question")])
+@pytest.mark.parametrize(
+    "widget, name", [(TaskWidget, "task"), (BoardWidget, "board"), (QuestionWidget, "question")]
+)
 def test_each_widget_loads_its_built_bundle(widget, name):
     assert str(widget._esm) == (front_end.STATIC / f"{name}.js").read_text()
     assert str(widget._css) == (front_end.STATIC / f"{name}.css").read_text()

@@ -48,39 +48,67 @@ def error(parse: Any, *args: Any, **kwargs: Any) -> str:
 
 # -- words and values ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line, words", [
-    ("a=1 b=2", ["a=1", "b=2"]),
-    ('topic="two words" n=3', ['topic="two words"', "n=3"]),
-    ("topic='two words'", ["topic='two words'"]),
-    ("values=[1, 2, 3] x=y", ["values=[1, 2, 3]", "x=y"]),
-    ('opts={"a": [1, 2], "b": "c d"}', ['opts={"a": [1, 2], "b": "c d"}']),
-    ('s=["a]b", "c"]', ['s=["a]b", "c"]']),
-    ("label=it's fine", ["label=it's", "fine"]),
-    ('text="say \\"hi\\""', ['text="say \\"hi\\""']),
-    ("  spaced   out  ", ["spaced", "out"]),
-    ("label=t{i + 1}", ["label=t{i + 1}"]),
-    ("", []),
-])
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("a=1 b=2", ["a=1", "b=2"]),
+        ('topic="two words" n=3', ['topic="two words"', "n=3"]),
+        ("topic='two words'", ["topic='two words'"]),
+        ("values=[1, 2, 3] x=y", ["values=[1, 2, 3]", "x=y"]),
+        ('opts={"a": [1, 2], "b": "c d"}', ['opts={"a": [1, 2], "b": "c d"}']),
+        ('s=["a]b", "c"]', ['s=["a]b", "c"]']),
+        ("label=it's fine", ["label=it's", "fine"]),
+        ('text="say \\"hi\\""', ['text="say \\"hi\\""']),
+        ("  spaced   out  ", ["spaced", "out"]),
+        ("label=t{i + 1}", ["label=t{i + 1}"]),
+        ("", []),
+    ],
+)
 def test_split_words(line: str, words: list[str]) -> None:
     assert split_words(line) == words
 
 
-@pytest.mark.parametrize("raw, value", [
-    ("3", 3), ("2.5", 2.5), ("-1", -1), ("true", True), ("false", False), ("null", None),
-    ('"two words"', "two words"), ("[1,2,3]", [1, 2, 3]), ('{"a": {"b": [1]}}', {"a": {"b": [1]}}),
-    ("tides", "tides"), ("", ""), ("'two words'", "two words"), ("['a', 'b']", ["a", "b"]),
-    ("{'k': (1, 2)}", {"k": [1, 2]}), ("True", True), ("None", None), ("it's", "it's"),
-    ('"C:\\path"', "C:\\path"), ("{1, 2}", "{1, 2}"), ("2025-01-31", "2025-01-31"),
-    ("1e3", 1000.0), ("http://x/y?a=b", "http://x/y?a=b"),
-])
+@pytest.mark.parametrize(
+    "raw, value",
+    [
+        ("3", 3),
+        ("2.5", 2.5),
+        ("-1", -1),
+        ("true", True),
+        ("false", False),
+        ("null", None),
+        ('"two words"', "two words"),
+        ("[1,2,3]", [1, 2, 3]),
+        ('{"a": {"b": [1]}}', {"a": {"b": [1]}}),
+        ("tides", "tides"),
+        ("", ""),
+        ("'two words'", "two words"),
+        ("['a', 'b']", ["a", "b"]),
+        ("{'k': (1, 2)}", {"k": [1, 2]}),
+        ("True", True),
+        ("None", None),
+        ("it's", "it's"),
+        ('"C:\\path"', "C:\\path"),
+        ("{1, 2}", "{1, 2}"),
+        ("2025-01-31", "2025-01-31"),
+        ("1e3", 1000.0),
+        ("http://x/y?a=b", "http://x/y?a=b"),
+    ],
+)
 def test_parse_value_is_json_then_python_literal_then_text(raw: str, value: Any) -> None:
     assert parse_value(raw) == value
     assert type(parse_value(raw)) is type(value)
 
 
 def test_arguments() -> None:
-    assert parse_arguments(split_words('topic="two words" values=[1,2,3] n=4 flag=false empty=')) == \
-        {"topic": "two words", "values": [1, 2, 3], "n": 4, "flag": False, "empty": ""}
+    assert parse_arguments(split_words('topic="two words" values=[1,2,3] n=4 flag=false empty=')) == {
+        "topic": "two words",
+        "values": [1, 2, 3],
+        "n": 4,
+        "flag": False,
+        "empty": "",
+    }
     assert "given twice" in error(parse_arguments, ["a=1", "a=2"])
     assert "expected key=value, got 'loose'" in error(parse_arguments, ["loose"])
     assert "options go before NAME:TOOL" in error(parse_arguments, ["--wait"])
@@ -88,62 +116,82 @@ def test_arguments() -> None:
 
 
 def test_words_with_unclosed_quotes_or_brackets() -> None:
-    assert "unclosed \"" in error(split_words, 'topic="open')
+    assert 'unclosed "' in error(split_words, 'topic="open')
     assert "unclosed '['" in error(split_words, "values=[1, 2")
 
 
 # -- %mcp_task --------------------------------------------------------------------------------------
 
+
 def test_task_line_with_and_without_server() -> None:
-    assert parse_task_line("demo:slow_compute seconds=2") == \
-        TaskCall("demo", "slow_compute", {"seconds": 2})
+    assert parse_task_line("demo:slow_compute seconds=2") == TaskCall("demo", "slow_compute", {"seconds": 2})
     call = parse_task_line("slow_compute")
     assert (call.server, call.tool, call.arguments, call.label) == (None, "slow_compute", {}, "slow_compute")
     assert parse_task_line("my-server.v2:tool.name").label == "my-server.v2:tool.name"
 
 
-@pytest.mark.parametrize("line", [
-    "-o res --wait --ttl 60000 --answers '{\"depth\": 2}' demo:research topic=tides",
-    "--answers={\"depth\":2} --ttl=60000 --wait -o res demo:research topic=tides",
-    "--wait --out=res --answers '{\"depth\": 2}' --ttl 60000 demo:research topic=tides",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "-o res --wait --ttl 60000 --answers '{\"depth\": 2}' demo:research topic=tides",
+        '--answers={"depth":2} --ttl=60000 --wait -o res demo:research topic=tides',
+        "--wait --out=res --answers '{\"depth\": 2}' --ttl 60000 demo:research topic=tides",
+    ],
+)
 def test_task_options_in_any_order_before_the_target(line: str) -> None:
-    assert parse_task_line(line) == TaskCall("demo", "research", {"topic": "tides"}, out="res", wait=True,
-                                             ttl=60000, answers={"depth": 2})
+    assert parse_task_line(line) == TaskCall(
+        "demo", "research", {"topic": "tides"}, out="res", wait=True, ttl=60000, answers={"depth": 2}
+    )
 
 
 def test_task_expansion_per_word() -> None:
     expand = expander(topic="two words", nums=[1, 2], n=5, server="demo", var="res")
-    call = parse_task_line('-o $var {server}:research topic=$topic quoted="$topic" values={nums} count={n} '
-                           'raw={"a": 1} literal=$$5 label=t{n}', expand=expand)
+    call = parse_task_line(
+        '-o $var {server}:research topic=$topic quoted="$topic" values={nums} count={n} '
+        'raw={"a": 1} literal=$$5 label=t{n}',
+        expand=expand,
+    )
     assert call.server == "demo" and call.out == "res"
-    assert call.arguments == {"topic": "two words", "quoted": "two words", "values": [1, 2], "count": 5,
-                              "raw": {"a": 1}, "literal": "$5", "label": "t5"}
+    assert call.arguments == {
+        "topic": "two words",
+        "quoted": "two words",
+        "values": [1, 2],
+        "count": 5,
+        "raw": {"a": 1},
+        "literal": "$5",
+        "label": "t5",
+    }
     # what cannot be expanded stays as written, as in IPython
     assert parse_task_line("demo:t text={missing}", expand=expand).arguments == {"text": "{missing}"}
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("", "which tool?"),
-    ("-o res", "which tool?"),
-    ("seconds=2", "expected NAME:TOOL (or TOOL) before the arguments, got 'seconds=2'"),
-    ("demo: x=1", "expected NAME:TOOL, got 'demo:'"),
-    ("bad name!:tool", "expected key=value"),
-    ("a:b:c", "expected NAME:TOOL, got 'a:b:c'"),
-    ("demo:t -o res", "%mcp_task demo:t: expected key=value, got '-o' (options go before NAME:TOOL)"),
-    ("--bogus demo:t", "unknown option '--bogus' (options: --answers, --cache, --out, --refresh, --ttl, --wait)"),
-    ("-o demo:t", "which tool?"),
-    ("-o 1x demo:t", "-o needs a Python variable name, got '1x'"),
-    ("-o class demo:t", "-o needs a Python variable name, got 'class'"),
-    ("--ttl soon demo:t", "--ttl needs a whole number of milliseconds > 0, got 'soon'"),
-    ("--ttl 0 demo:t", "--ttl needs a whole number"),
-    ("--ttl", "option --ttl needs a value (MS)"),
-    ("--wait=yes demo:t", "option --wait takes no value"),
-    ("--wait --wait demo:t", "option --wait is given twice"),
-    ("--answers [1,2] demo:t", "--answers needs a JSON mapping"),
-    ("demo:t a=1 a=2", "argument 'a' is given twice"),
-    ('demo:t topic="open', "unclosed \""),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("", "which tool?"),
+        ("-o res", "which tool?"),
+        ("seconds=2", "expected NAME:TOOL (or TOOL) before the arguments, got 'seconds=2'"),
+        ("demo: x=1", "expected NAME:TOOL, got 'demo:'"),
+        ("bad name!:tool", "expected key=value"),
+        ("a:b:c", "expected NAME:TOOL, got 'a:b:c'"),
+        ("demo:t -o res", "%mcp_task demo:t: expected key=value, got '-o' (options go before NAME:TOOL)"),
+        (
+            "--bogus demo:t",
+            "unknown option '--bogus' (options: --answers, --cache, --out, --refresh, --ttl, --wait)",
+        ),
+        ("-o demo:t", "which tool?"),
+        ("-o 1x demo:t", "-o needs a Python variable name, got '1x'"),
+        ("-o class demo:t", "-o needs a Python variable name, got 'class'"),
+        ("--ttl soon demo:t", "--ttl needs a whole number of milliseconds > 0, got 'soon'"),
+        ("--ttl 0 demo:t", "--ttl needs a whole number"),
+        ("--ttl", "option --ttl needs a value (MS)"),
+        ("--wait=yes demo:t", "option --wait takes no value"),
+        ("--wait --wait demo:t", "option --wait is given twice"),
+        ("--answers [1,2] demo:t", "--answers needs a JSON mapping"),
+        ("demo:t a=1 a=2", "argument 'a' is given twice"),
+        ('demo:t topic="open', 'unclosed "'),
+    ],
+)
 def test_task_line_errors(line: str, expected: str) -> None:
     message = error(parse_task_line, line)
     assert expected in message
@@ -152,28 +200,40 @@ def test_task_line_errors(line: str, expected: str) -> None:
 
 # -- %%mcp_task bodies ------------------------------------------------------------------------------
 
+
 def test_cell_body_json_and_yaml() -> None:
     assert parse_cell_body('{"topic": "tides", "n": 2}') == {"topic": "tides", "n": 2}
-    yaml_body = ("# arguments\ntopic: two words\nvalues: [1, 2, 3]\nnested:\n  a: true\n"
-                 "when: 2025-01-31\nnothing: null\n")
-    assert parse_cell_body(yaml_body) == {"topic": "two words", "values": [1, 2, 3], "nested": {"a": True},
-                                          "when": "2025-01-31", "nothing": None}
+    yaml_body = (
+        "# arguments\ntopic: two words\nvalues: [1, 2, 3]\nnested:\n  a: true\nwhen: 2025-01-31\nnothing: null\n"
+    )
+    assert parse_cell_body(yaml_body) == {
+        "topic": "two words",
+        "values": [1, 2, 3],
+        "nested": {"a": True},
+        "when": "2025-01-31",
+        "nothing": None,
+    }
     assert parse_cell_body("  \n") == {}
     call = parse_task_line("--wait demo:make_chart title=T", body="values:\n  - 1\n  - 2\n")
     assert call.arguments == {"values": [1, 2], "title": "T"} and call.wait
 
 
-@pytest.mark.parametrize("body, expected", [
-    ("- a\n- b\n", "must be a mapping of argument names to values (JSON object or YAML 'key: value' lines), "
-                   "got a list"),
-    ("just text", "got a str"),
-    ("[1, 2]", "got a list"),
-    ("42", "got a int"),
-    ("~", "got nothing"),
-    ("a: [1, 2\n", "neither JSON nor YAML"),
-    ("1: x\n", "argument names in the cell body must be strings"),
-    ("a: !!binary aGk=\n", "a value JSON cannot carry"),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (
+            "- a\n- b\n",
+            "must be a mapping of argument names to values (JSON object or YAML 'key: value' lines), got a list",
+        ),
+        ("just text", "got a str"),
+        ("[1, 2]", "got a list"),
+        ("42", "got a int"),
+        ("~", "got nothing"),
+        ("a: [1, 2\n", "neither JSON nor YAML"),
+        ("1: x\n", "argument names in the cell body must be strings"),
+        ("a: !!binary aGk=\n", "a value JSON cannot carry"),
+    ],
+)
 def test_cell_body_errors(body: str, expected: str) -> None:
     assert expected in error(parse_cell_body, body)
     message = error(parse_task_line, "demo:tool", body=body)
@@ -181,27 +241,39 @@ def test_cell_body_errors(body: str, expected: str) -> None:
 
 
 def test_cell_body_and_line_may_not_repeat_an_argument() -> None:
-    assert "argument(s) title given both on the line and in the cell body" in \
-        error(parse_task_line, "demo:t title=x", body="title: y")
+    assert "argument(s) title given both on the line and in the cell body" in error(
+        parse_task_line, "demo:t title=x", body="title: y"
+    )
 
 
 # -- %mcp_connect -----------------------------------------------------------------------------------
 
+
 def test_connect_command_keeps_its_own_options() -> None:
-    args = parse_connect_line("--env A=1 demo -e B=two --dialect 2025-11-25 /usr/bin/python -m server "
-                              "--port 3 --env not-ours")
-    assert args == ConnectArgs("demo", ["/usr/bin/python", "-m", "server", "--port", "3", "--env", "not-ours"],
-                               env={"A": "1", "B": "two"}, dialect="2025-11-25")
+    args = parse_connect_line(
+        "--env A=1 demo -e B=two --dialect 2025-11-25 /usr/bin/python -m server --port 3 --env not-ours"
+    )
+    assert args == ConnectArgs(
+        "demo",
+        ["/usr/bin/python", "-m", "server", "--port", "3", "--env", "not-ours"],
+        env={"A": "1", "B": "two"},
+        dialect="2025-11-25",
+    )
 
 
 def test_connect_url_headers_and_separator() -> None:
-    args = parse_connect_line('api --header "Authorization=Bearer a=b" -H "X-Key: k" --timeout 5 '
-                              "https://example.org/mcp")
+    args = parse_connect_line(
+        'api --header "Authorization=Bearer a=b" -H "X-Key: k" --timeout 5 https://example.org/mcp'
+    )
     assert args.target == "https://example.org/mcp"
     assert args.headers == {"Authorization": "Bearer a=b", "X-Key": "k"} and args.timeout == 5.0
     assert parse_connect_line("demo -- -weird-program --flag").target == ["-weird-program", "--flag"]
     assert parse_connect_line("-- demo prog").target == ["prog"]
-    assert parse_connect_line('demo "/path with space/python" -m x').target == ["/path with space/python", "-m", "x"]
+    assert parse_connect_line('demo "/path with space/python" -m x').target == [
+        "/path with space/python",
+        "-m",
+        "x",
+    ]
     assert parse_connect_line("fromfile") == ConnectArgs("fromfile")
     assert parse_connect_line("fromfile --dialect none").dialect == "none"
 
@@ -213,22 +285,25 @@ def test_connect_args_repr_hides_values() -> None:
     assert "SECRET2" not in repr(args) and "TOKEN" in repr(args)
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("", "which server?"),
-    ("--env A=1", "which server?"),
-    ("bad:name prog", "'bad:name' is not a usable name"),
-    ("demo --bogus prog", "unknown option '--bogus' before the server command"),
-    ("demo --dialect", "option --dialect needs a value"),
-    ("demo --dialect v9 prog", "unknown dialect 'v9' (choose one of auto, 2025-11-25, "),
-    ("demo --timeout 0 prog", "--timeout needs a number of seconds > 0"),
-    ("demo --timeout -1 prog", "--timeout needs a number of seconds > 0"),
-    ("demo https://h/mcp extra", "a URL takes no further words"),
-    ("demo --env A=1 https://h/mcp", "--env applies to commands (stdio)"),
-    ("demo --header A=1 prog", "--header applies to URLs (HTTP)"),
-    ("demo --header novalue https://h/mcp", "--header needs NAME=VALUE"),
-    ("demo --env 1X=y prog", "--env needs NAME=VALUE"),
-    ('demo "unclosed prog', "No closing quotation"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("", "which server?"),
+        ("--env A=1", "which server?"),
+        ("bad:name prog", "'bad:name' is not a usable name"),
+        ("demo --bogus prog", "unknown option '--bogus' before the server command"),
+        ("demo --dialect", "option --dialect needs a value"),
+        ("demo --dialect v9 prog", "unknown dialect 'v9' (choose one of auto, 2025-11-25, "),
+        ("demo --timeout 0 prog", "--timeout needs a number of seconds > 0"),
+        ("demo --timeout -1 prog", "--timeout needs a number of seconds > 0"),
+        ("demo https://h/mcp extra", "a URL takes no further words"),
+        ("demo --env A=1 https://h/mcp", "--env applies to commands (stdio)"),
+        ("demo --header A=1 prog", "--header applies to URLs (HTTP)"),
+        ("demo --header novalue https://h/mcp", "--header needs NAME=VALUE"),
+        ("demo --env 1X=y prog", "--env needs NAME=VALUE"),
+        ('demo "unclosed prog', "No closing quotation"),
+    ],
+)
 def test_connect_errors(line: str, expected: str) -> None:
     message = error(parse_connect_line, line)
     assert expected in message and message.startswith("%mcp_connect")
@@ -240,6 +315,7 @@ def test_connect_errors_never_echo_values() -> None:
 
 
 # -- %mcp_result, %mcp_cancel, %mcp_tasks, %mcp_tools ------------------------------------------------
+
 
 def test_task_refs() -> None:
     assert parse_task_ref("abc123", magic="mcp_result", allow_out=True).ref == "abc123"
@@ -269,6 +345,7 @@ def test_tasks_and_tools_lines() -> None:
 
 # -- the cell rewrite (transform.py) ---------------------------------------------------------------
 
+
 def ipython(cell: str) -> str:
     """What IPython's own transformers make of ``cell`` before ours runs."""
     return TransformerManager().transform_cell(cell)
@@ -279,24 +356,30 @@ def test_rewrite_awaits_the_magic_calls_of_a_cell() -> None:
     assert rewrite(cell) == (
         "h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:slow_compute label=\"é ü\"'))\n"
         "print(h)\n"
-        "await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:echo text=x'), bare=True)\n")
+        "await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:echo text=x'), bare=True)\n"
+    )
     cell = ipython("%%mcp_task -o r demo:research\ntopic: tides\n")
-    assert rewrite(cell).startswith("await _mtj_await(get_ipython().run_cell_magic('mcp_task', '-o r demo:research'")
+    assert rewrite(cell).startswith(
+        "await _mtj_await(get_ipython().run_cell_magic('mcp_task', '-o r demo:research'"
+    )
     loop = ipython("for i in range(3):\n    h = %mcp_task demo:t n={i}\n")
     assert "    h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:t n={i}'))" in rewrite(loop)
     assert rewrite(rewrite(cell)) == rewrite(cell)  # idempotent
 
 
-@pytest.mark.parametrize("cell", [
-    "def f():\n    return %mcp_task demo:t\n",
-    "async def f():\n    return %mcp_task demo:t\n",
-    "f = lambda: get_ipython().run_line_magic('mcp_task', 'x')\n",
-    "class C:\n    h = %mcp_task demo:t\n",
-    "%mcp_servers\n%mcp_tasks\n",
-    "x = await get_ipython().run_line_magic('mcp_task', 'demo:t')\n",
-    "%%time\nh = %mcp_task demo:t\n",
-    "h = %mcp_task demo:t\nprint((1,)\n",
-])
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "def f():\n    return %mcp_task demo:t\n",
+        "async def f():\n    return %mcp_task demo:t\n",
+        "f = lambda: get_ipython().run_line_magic('mcp_task', 'x')\n",
+        "class C:\n    h = %mcp_task demo:t\n",
+        "%mcp_servers\n%mcp_tasks\n",
+        "x = await get_ipython().run_line_magic('mcp_task', 'demo:t')\n",
+        "%%time\nh = %mcp_task demo:t\n",
+        "h = %mcp_task demo:t\nprint((1,)\n",
+    ],
+)
 def test_rewrite_leaves_alone_what_it_must_not_touch(cell: str) -> None:
     source = ipython(cell)
     assert rewrite(source) == source

@@ -42,13 +42,19 @@ def one_line_usage_error(run: CellRun, *expected: str) -> str:
 def test_connect_reports_and_servers_table_shows_no_secret(kernel: Kernel) -> None:
     connected = kernel.notes["connect"]
     kernel.run("from mcp_tasks_jupyter.jupyter.runtime import get_runtime")
-    info = kernel.value("{k: v for k, v in get_runtime().client('demo').describe().items() if k in "
-                        "('protocol', 'dialect', 'server')}")
-    assert f"connected demo: mcp-tasks-jupyter-demo 0.1.0 over stdio, protocol {info['protocol']}, " \
-           f"tasks: {info['dialect']}" in connected.stdout
+    info = kernel.value(
+        "{k: v for k, v in get_runtime().client('demo').describe().items() if k in "
+        "('protocol', 'dialect', 'server')}"
+    )
+    assert (
+        f"connected demo: mcp-tasks-jupyter-demo 0.1.0 over stdio, protocol {info['protocol']}, "
+        f"tasks: {info['dialect']}" in connected.stdout
+    )
     assert SECRET not in json.dumps(connected.messages)
-    capabilities = kernel.value("__import__('mcp_tasks_jupyter.jupyter.tables', fromlist=['_'])"
-                                ".task_capabilities(get_runtime().client('demo').capabilities)")
+    capabilities = kernel.value(
+        "__import__('mcp_tasks_jupyter.jupyter.tables', fromlist=['_'])"
+        ".task_capabilities(get_runtime().client('demo').capabilities)"
+    )
     assert capabilities != "none"
     run = kernel.run("%mcp_servers")
     text, html = run.displays()[0], run.displays("text/html")[0]
@@ -85,8 +91,9 @@ def test_dialect_option_and_task_support_per_connection(kernel: Kernel) -> None:
         servers = kernel.run("%mcp_servers").displays()[0]
         assert "forced by dialect='2025-11-25'" in servers and "tools/call" in servers
     finally:
-        kernel.run("from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-                   "await get_runtime().disconnect('classic')")
+        kernel.run(
+            "from mcp_tasks_jupyter.jupyter.runtime import get_runtime\nawait get_runtime().disconnect('classic')"
+        )
 
 
 def test_task_returns_at_once_and_the_next_cell_runs_while_it_works(kernel: Kernel) -> None:
@@ -97,31 +104,44 @@ def test_task_returns_at_once_and_the_next_cell_runs_while_it_works(kernel: Kern
     during = kernel.value("(h.done(), h.status, h.task_id is not None, 'res' in dir())")
     assert during == (False, "working", True, False)
     kernel.run("import asyncio\nawait asyncio.wait_for(h, 20)", timeout=25)
-    assert kernel.value("(h.status, res.structured['label'], res.structured['value'])") == \
-        ("completed", "two words", 385)
+    assert kernel.value("(h.status, res.structured['label'], res.structured['value'])") == (
+        "completed",
+        "two words",
+        385,
+    )
 
 
 def test_o_binds_the_moment_the_task_completes_without_a_cell_awaiting_it(kernel: Kernel) -> None:
     kernel.run("%mcp_task -o quiet_result demo:slow_compute seconds=0.3 steps=3")
-    kernel.run("import asyncio\nfor _i in range(200):\n    if 'quiet_result' in dir(): break\n"
-               "    await asyncio.sleep(0.05)")
+    kernel.run(
+        "import asyncio\nfor _i in range(200):\n    if 'quiet_result' in dir(): break\n"
+        "    await asyncio.sleep(0.05)"
+    )
     assert kernel.value("quiet_result.structured['value']") == 14
 
 
 def test_o_binds_nothing_on_failure(kernel: Kernel) -> None:
-    kernel.run("failed = %mcp_task -o nothing demo:failing_job seconds=0.1\n"
-               "import asyncio\nawait asyncio.wait_for(failed, 20)")
+    kernel.run(
+        "failed = %mcp_task -o nothing demo:failing_job seconds=0.1\n"
+        "import asyncio\nawait asyncio.wait_for(failed, 20)"
+    )
     assert kernel.value("(failed.result().is_error, 'nothing' in dir())") == (True, False)
-    kernel.run("raised = %mcp_task -o nothing demo:failing_job seconds=0.1 mode=protocol_error\n"
-               "await asyncio.wait([asyncio.ensure_future(raised)], timeout=20)")
+    kernel.run(
+        "raised = %mcp_task -o nothing demo:failing_job seconds=0.1 mode=protocol_error\n"
+        "await asyncio.wait([asyncio.ensure_future(raised)], timeout=20)"
+    )
     assert kernel.value("(raised.status, 'nothing' in dir())") == ("failed", False)
 
 
 def test_wait_returns_the_result_while_the_loop_stays_free(kernel: Kernel) -> None:
-    kernel.run("import asyncio\nticks = 0\nasync def tick():\n    global ticks\n    while True:\n"
-               "        ticks += 1\n        await asyncio.sleep(0.05)\nticker = asyncio.ensure_future(tick())")
-    run = kernel.run("before = ticks\nr = %mcp_task --wait demo:make_chart values=[3, 1, 2] title='Three bars'\n"
-                     "during = ticks - before\nticker.cancel()\nr")
+    kernel.run(
+        "import asyncio\nticks = 0\nasync def tick():\n    global ticks\n    while True:\n"
+        "        ticks += 1\n        await asyncio.sleep(0.05)\nticker = asyncio.ensure_future(tick())"
+    )
+    run = kernel.run(
+        "before = ticks\nr = %mcp_task --wait demo:make_chart values=[3, 1, 2] title='Three bars'\n"
+        "during = ticks - before\nticker.cancel()\nr"
+    )
     assert "Three bars" in run.result or "ToolResult" in run.result
     assert kernel.value("(r.structured['count'], r.structured['title'], r.is_error)") == (3, "Three bars", False)
     assert kernel.value("during") >= 3, "background jobs did not run while the cell waited"
@@ -139,22 +159,33 @@ def test_values_expand_from_the_namespace(kernel: Kernel) -> None:
 
 
 def test_cell_magic_with_a_yaml_body(kernel: Kernel) -> None:
-    run = kernel.run("%%mcp_task --wait demo:make_chart\n# arguments in YAML\nvalues:\n  - 1\n  - 2\n"
-                     "  - 4\ntitle: From YAML\n")
+    run = kernel.run(
+        "%%mcp_task --wait demo:make_chart\n# arguments in YAML\nvalues:\n  - 1\n  - 2\n  - 4\ntitle: From YAML\n"
+    )
     assert "ToolResult" in run.result
     structured = kernel.value("Out[max(Out)].structured")
-    assert (structured["title"], structured["count"], structured["min"], structured["max"]) == \
-        ("From YAML", 3, 1, 4)
+    assert (structured["title"], structured["count"], structured["min"], structured["max"]) == (
+        "From YAML",
+        3,
+        1,
+        4,
+    )
 
 
 def test_cell_magic_binds_and_answers_the_tasks_question(kernel: Kernel) -> None:
     answers = json.dumps({"interpretation": "tides (history)", "depth": 3})
-    kernel.run(f"%%mcp_task -o report --answers '{answers}' demo:research\n"
-               "topic: tides\nambiguous: true\nstage_seconds: 0.05\n")
-    kernel.run("import asyncio\nfrom mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-               "await asyncio.wait_for(get_runtime().handles[-1], 20)")
-    assert kernel.value("(report.structured['interpretation'], report.structured['depth'])") == \
-        ("tides (history)", 3)
+    kernel.run(
+        f"%%mcp_task -o report --answers '{answers}' demo:research\n"
+        "topic: tides\nambiguous: true\nstage_seconds: 0.05\n"
+    )
+    kernel.run(
+        "import asyncio\nfrom mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
+        "await asyncio.wait_for(get_runtime().handles[-1], 20)"
+    )
+    assert kernel.value("(report.structured['interpretation'], report.structured['depth'])") == (
+        "tides (history)",
+        3,
+    )
 
 
 def test_cancel_by_variable_and_by_id(kernel: Kernel) -> None:
@@ -163,8 +194,10 @@ def test_cancel_by_variable_and_by_id(kernel: Kernel) -> None:
     assert "cancelled" in run.stdout
     task_id = kernel.value("long2.task_id")
     assert "cancelled" in kernel.run(f"%mcp_cancel demo:{task_id}").stdout
-    kernel.run("import asyncio\nfor h_ in (long1, long2):\n    await asyncio.wait(\n"
-               "        [asyncio.ensure_future(h_)], timeout=20)")
+    kernel.run(
+        "import asyncio\nfor h_ in (long1, long2):\n    await asyncio.wait(\n"
+        "        [asyncio.ensure_future(h_)], timeout=20)"
+    )
     assert kernel.value("(long1.status, long2.status)") == ("cancelled", "cancelled")
     one_line_usage_error(kernel.run("%mcp_cancel ticks", ok=False), "%mcp_cancel", "ticks is a int")
 
@@ -176,43 +209,74 @@ def test_result_by_task_id(kernel: Kernel) -> None:
     assert "by-id: done in 10 steps" in run.result
     assert kernel.value("by_id.structured['label']") == "by-id"
     # a task this kernel does not know yet is picked up on the server
-    kernel.run(f"from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-               f"get_runtime().handles.remove(t)\nget_runtime().client('demo').tasks.pop('{task_id}', None)")
+    kernel.run(
+        f"from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
+        f"get_runtime().handles.remove(t)\nget_runtime().client('demo').tasks.pop('{task_id}', None)"
+    )
     again = kernel.run(f"again = %mcp_result demo:{task_id}", timeout=25)
     assert again.status == "ok"
     assert kernel.value("(again is not t, again.structured['label'])") == (True, "by-id")
 
 
 def test_errors_are_one_line_without_traceback(kernel: Kernel) -> None:
-    one_line_usage_error(kernel.run("%mcp_task demo:no_such_tool", ok=False),
-                         "demo:no_such_tool", "no tool named 'no_such_tool'", "slow_compute")
-    one_line_usage_error(kernel.run("%mcp_task other:slow_compute", ok=False),
-                         "other:slow_compute", "no server named 'other'", "connected: demo")
-    one_line_usage_error(kernel.run("h_missing = %mcp_task demo:research", ok=False),
-                         "demo:research", "needs argument(s) topic")
-    one_line_usage_error(kernel.run("%mcp_task demo:slow_compute seconds", ok=False),
-                         "expected key=value", "'seconds'")
-    one_line_usage_error(kernel.run("%mcp_task demo:slow_compute seconds=abc", ok=False),
-                         "demo:slow_compute")  # the server rejects the type: still one line
-    one_line_usage_error(kernel.run("%mcp_task --bogus demo:echo text=x", ok=False),
-                         "unknown option '--bogus'")
-    one_line_usage_error(kernel.run("%%mcp_task demo:echo\n- a\n- list\n", ok=False),
-                         "%%mcp_task demo:echo", "must be a mapping")
-    one_line_usage_error(kernel.run("r_fail = %mcp_task --wait demo:failing_job seconds=0.1 mode=protocol_error",
-                                    ok=False), "demo:failing_job", "The job failed on purpose")
+    one_line_usage_error(
+        kernel.run("%mcp_task demo:no_such_tool", ok=False),
+        "demo:no_such_tool",
+        "no tool named 'no_such_tool'",
+        "slow_compute",
+    )
+    one_line_usage_error(
+        kernel.run("%mcp_task other:slow_compute", ok=False),
+        "other:slow_compute",
+        "no server named 'other'",
+        "connected: demo",
+    )
+    one_line_usage_error(
+        kernel.run("h_missing = %mcp_task demo:research", ok=False), "demo:research", "needs argument(s) topic"
+    )
+    one_line_usage_error(
+        kernel.run("%mcp_task demo:slow_compute seconds", ok=False), "expected key=value", "'seconds'"
+    )
+    one_line_usage_error(
+        kernel.run("%mcp_task demo:slow_compute seconds=abc", ok=False), "demo:slow_compute"
+    )  # the server rejects the type: still one line
+    one_line_usage_error(kernel.run("%mcp_task --bogus demo:echo text=x", ok=False), "unknown option '--bogus'")
+    one_line_usage_error(
+        kernel.run("%%mcp_task demo:echo\n- a\n- list\n", ok=False), "%%mcp_task demo:echo", "must be a mapping"
+    )
+    one_line_usage_error(
+        kernel.run("r_fail = %mcp_task --wait demo:failing_job seconds=0.1 mode=protocol_error", ok=False),
+        "demo:failing_job",
+        "The job failed on purpose",
+    )
     one_line_usage_error(kernel.run("%mcp_result demo:no-such-task", ok=False), "no-such-task")
-    one_line_usage_error(kernel.run("%mcp_connect broken /no/such/program", ok=False),
-                         "%mcp_connect broken", "command not found")
-    one_line_usage_error(kernel.run("%mcp_connect nowhere", ok=False),
-                         "%mcp_connect nowhere", "no server named 'nowhere'", "mcp.json")
+    one_line_usage_error(
+        kernel.run("%mcp_connect broken /no/such/program", ok=False), "%mcp_connect broken", "command not found"
+    )
+    one_line_usage_error(
+        kernel.run("%mcp_connect nowhere", ok=False),
+        "%mcp_connect nowhere",
+        "no server named 'nowhere'",
+        "mcp.json",
+    )
     assert "h_missing" not in kernel.value("dir()")
 
 
 def test_connect_from_mcp_json_with_env_expansion(kernel: Kernel, tmp_path: Path) -> None:
     cwd = Path(kernel.value("__import__('os').getcwd()"))
-    (cwd / "mcp.json").write_text(json.dumps({"mcpServers": {"fromfile": {
-        "command": "${env:MTJ_PYTHON}", "args": ["-m", "mcp_tasks_jupyter.demo"],
-        "env": {"DEMO_TOKEN": "${env:MTJ_TEST_SECRET}"}}}}))
+    (cwd / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fromfile": {
+                        "command": "${env:MTJ_PYTHON}",
+                        "args": ["-m", "mcp_tasks_jupyter.demo"],
+                        "env": {"DEMO_TOKEN": "${env:MTJ_TEST_SECRET}"},
+                    }
+                }
+            }
+        )
+    )
     kernel.run("import os, sys\nos.environ['MTJ_PYTHON'] = sys.executable")
     try:
         run = kernel.run("%mcp_connect fromfile")
@@ -224,8 +288,10 @@ def test_connect_from_mcp_json_with_env_expansion(kernel: Kernel, tmp_path: Path
         assert kernel.run("r = %mcp_task --wait fromfile:echo text=hi").status == "ok"
         one_line_usage_error(kernel.run("%mcp_task --wait echo text=x", ok=False), "several servers")
     finally:
-        kernel.run("from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-                   "if 'fromfile' in get_runtime().clients:\n    await get_runtime().disconnect('fromfile')")
+        kernel.run(
+            "from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
+            "if 'fromfile' in get_runtime().clients:\n    await get_runtime().disconnect('fromfile')"
+        )
         (cwd / "mcp.json").unlink()
 
 
@@ -243,10 +309,12 @@ def test_no_output_ever_carried_the_secret(kernel: Kernel) -> None:
 
 
 def test_inside_a_function_the_magic_returns_something_to_await(kernel: Kernel) -> None:
-    kernel.run("async def echo_twice(text):\n"
-               "    pending = get_ipython().run_line_magic('mcp_task', f'--wait demo:echo text={text}')\n"
-               "    return repr(pending).startswith('<pending demo:echo'), (await pending).text * 2\n"
-               "pair = await echo_twice('ab')")
+    kernel.run(
+        "async def echo_twice(text):\n"
+        "    pending = get_ipython().run_line_magic('mcp_task', f'--wait demo:echo text={text}')\n"
+        "    return repr(pending).startswith('<pending demo:echo'), (await pending).text * 2\n"
+        "pair = await echo_twice('ab')"
+    )
     assert kernel.value("pair") == (True, "abab")
 
 
@@ -263,8 +331,13 @@ def test_tables_escape_server_text() -> None:
     from mcp_tasks_jupyter.protocol.types import Tool
 
     hostile = '<script>alert("x")</script>'
-    tool = Tool.model_validate({"name": hostile, "description": hostile,
-                                "inputSchema": {"type": "object", "properties": {hostile: {"type": "string"}}}})
+    tool = Tool.model_validate(
+        {
+            "name": hostile,
+            "description": hostile,
+            "inputSchema": {"type": "object", "properties": {hostile: {"type": "string"}}},
+        }
+    )
     table = tools_table(hostile, [tool])
     bundle = table._repr_mimebundle_()
     assert "<script>" not in bundle["text/html"] and "&lt;script&gt;" in bundle["text/html"]

@@ -71,8 +71,9 @@ class Notebook:
 
 
 @contextlib.asynccontextmanager
-async def notebook(*server_args: str, dialect: tuple[str, ...] = DIALECT,
-                   front_end: bool = True) -> AsyncIterator[Notebook]:
+async def notebook(
+    *server_args: str, dialect: tuple[str, ...] = DIALECT, front_end: bool = True
+) -> AsyncIterator[Notebook]:
     runtime = Runtime()
     shown: list[Any] = []
     router = QuestionRouter(display=shown.append if front_end else None)
@@ -110,8 +111,11 @@ def answer(widget: Any, action: str = "accept", content: Any = None, *, question
 
 
 async def open_form(widget: Any, count: int = 1) -> dict[str, Any]:
-    await eventually(lambda: sum(q["state"] == "open" for q in widget.questions) >= count, timeout=WAIT,
-                     what="the question form")
+    await eventually(
+        lambda: sum(q["state"] == "open" for q in widget.questions) >= count,
+        timeout=WAIT,
+        what="the question form",
+    )
     return [q for q in widget.questions if q["state"] == "open"][-1]
 
 
@@ -123,6 +127,7 @@ def pending_request(handle: mtj.TaskHandle) -> tuple[Any, dict[str, Any]]:
 
 # -- the form ------------------------------------------------------------------------------------
 
+
 async def test_the_form_has_the_fields_of_the_demo_question(nb):
     task = await nb.research()
     widget = shown_widget(task)
@@ -131,19 +136,38 @@ async def test_the_form_has_the_fields_of_the_demo_question(nb):
     assert form["mode"] == "form" and form["message"] == params["message"] and "tides" in form["message"]
     interpretation, depth = form["fields"]
     assert interpretation == {
-        "name": "interpretation", "label": "Interpretation", "kind": "choice", "control": "radio",
-        "required": True, "description": "Which reading of 'tides' should the research follow?",
-        "options": [["tides (history)", "The history of tides"], ["tides (technology)", "tides as a technology"],
-                    ["tides (economics)", "The economics of tides"]]}
-    assert depth == {"name": "depth", "label": "Depth", "kind": "number", "integer": True, "minimum": 1,
-                     "maximum": 5, "default": 2, "required": False,
-                     "description": "How deep to dig: 1 = skim, 5 = thorough."}
+        "name": "interpretation",
+        "label": "Interpretation",
+        "kind": "choice",
+        "control": "radio",
+        "required": True,
+        "description": "Which reading of 'tides' should the research follow?",
+        "options": [
+            ["tides (history)", "The history of tides"],
+            ["tides (technology)", "tides as a technology"],
+            ["tides (economics)", "The economics of tides"],
+        ],
+    }
+    assert depth == {
+        "name": "depth",
+        "label": "Depth",
+        "kind": "number",
+        "integer": True,
+        "minimum": 1,
+        "maximum": 5,
+        "default": 2,
+        "required": False,
+        "description": "How deep to dig: 1 = skim, 5 = thorough.",
+    }
     assert (form["state"], form["errors"], form["attempts"], form["note"]) == ("open", {}, 0, "")
     json.dumps(widget.questions)  # plain JSON for the comm
     # keyed by the JSON-RPC request id (and a hash of the params)
     assert [key[1] for key in nb.router.open] == [request_id] and isinstance(request_id, (int, str))
-    await eventually(lambda: widget.status == "input_required" and widget.pending == [form["message"]],
-                     timeout=WAIT, what="the task waiting")
+    await eventually(
+        lambda: widget.status == "input_required" and widget.pending == [form["message"]],
+        timeout=WAIT,
+        what="the task waiting",
+    )
     assert nb.shown == []  # it was on show already: nothing else displayed
     # the board and the saved summary say that the task waits for input
     assert "input" in board_row(0, task)["message"]
@@ -167,15 +191,17 @@ async def test_answered_through_the_form(nb):
     assert result.structured["interpretation"] == "tides (economics)" and result.structured["depth"] == 4
     assert task.answered == [(form["message"], "person", "accept")]
     assert [m["result"] for m in nb.sent.to(request_id)] == [
-        {"action": "accept", "content": {"interpretation": "tides (economics)", "depth": 4}}]
+        {"action": "accept", "content": {"interpretation": "tides (economics)", "depth": 4}}
+    ]
     answer(widget, "decline")  # a late click on the closed form is ignored
     await asyncio.sleep(0.2)
     assert len(nb.sent.to(request_id)) == 1 and widget.questions[-1]["state"] == "answered"
     assert nb.router.open == {}
 
 
-@pytest.mark.parametrize("action, word, note", [("decline", "declined", "declined"),
-                                                 ("cancel", "cancelled", "dismissed (cancel)")])
+@pytest.mark.parametrize(
+    "action, word, note", [("decline", "declined", "declined"), ("cancel", "cancelled", "dismissed (cancel)")]
+)
 async def test_declined_or_dismissed_through_the_form(nb, action, word, note):
     task = await nb.research()
     widget = shown_widget(task)
@@ -199,8 +225,10 @@ async def test_an_invalid_answer_is_refused_with_errors_and_nothing_is_sent(nb):
     assert form["errors"] == {"depth": ["must be at most 5"]}
     answer(widget, content={"depth": "deep", "unknown": 1})
     form = widget.questions[-1]
-    assert form["attempts"] == 2 and form["errors"] == {"interpretation": ["is required"],
-                                                        "depth": ["must be an integer"]}
+    assert form["attempts"] == 2 and form["errors"] == {
+        "interpretation": ["is required"],
+        "depth": ["must be an integer"],
+    }
     answer(widget, content={"interpretation": "tides (geology)", "depth": 2.5})
     errors = widget.questions[-1]["errors"]
     assert errors["interpretation"][0].startswith("'tides (geology)' is not one of") and errors["depth"]
@@ -216,8 +244,9 @@ async def test_an_invalid_answer_is_refused_with_errors_and_nothing_is_sent(nb):
     assert form["state"] == "answered" and form["errors"] == {}
     result = await asyncio.wait_for(task, WAIT)
     assert result.structured["interpretation"] == "tides (history)" and result.structured["depth"] == 1
-    assert [m["result"]["content"] for m in nb.sent.to(request_id)] == [{"interpretation": "tides (history)",
-                                                                         "depth": 1}]
+    assert [m["result"]["content"] for m in nb.sent.to(request_id)] == [
+        {"interpretation": "tides (history)", "depth": 1}
+    ]
 
 
 async def test_errors_stay_in_the_widget_that_sent_them(nb):
@@ -236,6 +265,7 @@ async def test_errors_stay_in_the_widget_that_sent_them(nb):
 
 # -- withdrawal ------------------------------------------------------------------------------------
 
+
 async def test_cancelling_the_task_closes_the_form_and_answers_with_an_error_not_an_accept(nb):
     task = await nb.research()
     widget = shown_widget(task)
@@ -245,7 +275,9 @@ async def test_cancelling_the_task_closes_the_form_and_answers_with_an_error_not
     with pytest.raises(mtj.TaskCancelled):
         await asyncio.wait_for(task, WAIT)
     form = widget.questions[-1]
-    assert form["state"] == "withdrawn" and form["note"] == "the task was cancelled before this question was answered"
+    assert (
+        form["state"] == "withdrawn" and form["note"] == "the task was cancelled before this question was answered"
+    )
     answer(widget, content={"interpretation": "tides (history)"})  # a late click
     await asyncio.sleep(0.3)
     # The server hears that the question went stale, never an answer to it.
@@ -262,8 +294,9 @@ async def test_a_request_the_server_withdraws_closes_its_form(nb):
     await open_form(widget)
     request_id, _ = pending_request(task)
     # what the session does with notifications/cancelled from the server
-    nb.client.session.message_received(Notification("notifications/cancelled",
-                                                    {"requestId": request_id, "reason": "no longer needed"}))
+    nb.client.session.message_received(
+        Notification("notifications/cancelled", {"requestId": request_id, "reason": "no longer needed"})
+    )
     await eventually(lambda: widget.questions[-1]["state"] == "withdrawn", timeout=WAIT, what="the closed form")
     assert widget.questions[-1]["note"] == WITHDRAWN_NOTE
     answer(widget, content={"interpretation": "tides (history)"})
@@ -276,6 +309,7 @@ async def test_a_request_the_server_withdraws_closes_its_form(nb):
 
 
 # -- never twice -------------------------------------------------------------------------------------
+
 
 async def test_the_same_request_is_never_shown_twice(nb):
     task = await nb.research()
@@ -294,7 +328,8 @@ async def test_the_same_request_is_never_shown_twice(nb):
     await eventually(lambda: len(nb.sent.to(request_id)) == 1, timeout=WAIT, what="the reply")
     await asyncio.sleep(0.3)
     assert [m["result"] for m in nb.sent.to(request_id)] == [
-        {"action": "accept", "content": {"interpretation": "tides (technology)", "depth": 3}}]
+        {"action": "accept", "content": {"interpretation": "tides (technology)", "depth": 3}}
+    ]
     assert [q["id"] for q in widget.questions] == [form["id"]] and task.answered[0][2] == "accept"
 
 
@@ -338,6 +373,7 @@ async def test_repeats_join_the_open_form_and_later_ones_get_the_same_answer(nb)
 
 # -- where the form is shown ---------------------------------------------------------------------------
 
+
 async def test_a_task_with_no_widget_on_show_gets_one_displayed(nb):
     task = await nb.research()  # started from plain code: nothing displayed
     await eventually(lambda: bool(nb.shown), timeout=WAIT, what="a displayed widget")
@@ -369,9 +405,14 @@ async def test_without_a_front_end_the_question_is_declined_at_once():
 
 
 async def test_a_question_of_no_task_gets_a_form_of_its_own(nb):
-    params = {"message": "Which colour?", "requestedSchema": {"type": "object", "properties": {
-        "colour": {"type": "string", "enum": ["red", "green"], "enumNames": ["Red", "Green"]}},
-        "required": ["colour"]}}
+    params = {
+        "message": "Which colour?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"colour": {"type": "string", "enum": ["red", "green"], "enumNames": ["Red", "Green"]}},
+            "required": ["colour"],
+        },
+    }
     asking = asyncio.ensure_future(nb.router(None, params))
     await eventually(lambda: bool(nb.shown), timeout=WAIT, what="a displayed question")
     (widget,) = nb.shown
@@ -387,12 +428,20 @@ async def test_a_question_of_no_task_gets_a_form_of_its_own(nb):
 async def test_url_mode_waits_for_the_persons_confirmation(nb):
     task = await nb.runtime.start_task("demo", "slow_compute", {"seconds": 30, "steps": 1})
     widget = shown_widget(task)
-    params = {"mode": "url", "message": "Sign in to continue", "url": "https://example.org/login?x=1",
-              "elicitationId": "e-1"}
+    params = {
+        "mode": "url",
+        "message": "Sign in to continue",
+        "url": "https://example.org/login?x=1",
+        "elicitationId": "e-1",
+    }
     asking = asyncio.ensure_future(nb.router(task, params))
     form = await open_form(widget)
     assert (form["mode"], form["url"], form["href"], form["fields"]) == (
-        "url", "https://example.org/login?x=1", "https://example.org/login?x=1", [])
+        "url",
+        "https://example.org/login?x=1",
+        "https://example.org/login?x=1",
+        [],
+    )
     answer(widget)  # "I have completed this"
     assert await asyncio.wait_for(asking, WAIT) == {"action": "accept"}
     declined = asyncio.ensure_future(nb.router(task, {**params, "elicitationId": "e-2"}))
@@ -403,6 +452,7 @@ async def test_url_mode_waits_for_the_persons_confirmation(nb):
 
 
 # -- hostile servers -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("hostile", HOSTILE)
 async def test_hostile_text_from_the_server_stays_text(nb, hostile):
@@ -421,44 +471,99 @@ async def test_hostile_text_from_the_server_stays_text(nb, hostile):
 
 def test_hostile_schemas_and_links_are_data_only():
     evil = HOSTILE[1]
-    spec = form_spec({"message": evil, "requestedSchema": {"type": "object", "required": [evil], "properties": {
-        evil: {"type": "string", "title": evil, "description": evil, "default": evil, "pattern": "^.+$"},
-        "pick": {"type": "string", "enum": [evil, "b"], "enumNames": [evil, HOSTILE[2]]},
-        "many": {"type": "array", "items": {"anyOf": [{"const": evil, "title": evil}]}, "maxItems": 1}}}})
+    spec = form_spec(
+        {
+            "message": evil,
+            "requestedSchema": {
+                "type": "object",
+                "required": [evil],
+                "properties": {
+                    evil: {
+                        "type": "string",
+                        "title": evil,
+                        "description": evil,
+                        "default": evil,
+                        "pattern": "^.+$",
+                    },
+                    "pick": {"type": "string", "enum": [evil, "b"], "enumNames": [evil, HOSTILE[2]]},
+                    "many": {"type": "array", "items": {"anyOf": [{"const": evil, "title": evil}]}, "maxItems": 1},
+                },
+            },
+        }
+    )
     text, pick, many = spec["fields"]
     assert (text["name"], text["label"], text["description"], text["default"]) == (evil, evil, evil, evil)
     assert text["required"] and pick["options"] == [[evil, evil], ["b", HOSTILE[2]]]
     assert many["kind"] == "multi" and many["options"] == [[evil, evil]] and many["max_items"] == 1
-    for url in ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "https://", "http://a b",
-                "HTTPS://ok.example/\u0000"]:
+    for url in [
+        "javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "https://",
+        "http://a b",
+        "HTTPS://ok.example/\u0000",
+    ]:
         assert form_spec({"mode": "url", "message": "m", "url": url})["href"] is None, url
-    assert form_spec({"mode": "url", "message": "m", "url": "HTTPS://Example.org/a"})["href"] == "HTTPS://Example.org/a"
+    assert (
+        form_spec({"mode": "url", "message": "m", "url": "HTTPS://Example.org/a"})["href"]
+        == "HTTPS://Example.org/a"
+    )
     # the front end never builds HTML from strings: neither its sources nor the bundles built from them
     bundles = [WIDGETS / "static" / "task.js", WIDGETS / "static" / "question.js"]
     for path in [*WIDGET_SOURCES.glob("*.ts"), *bundles]:
         code = re.sub(r"^\s*//.*$", "", path.read_text(), flags=re.M)  # without comments
-        assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function", code), path
+        assert not re.search(
+            r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function", code
+        ), path
 
 
 def test_each_kind_of_field():
-    schema = {"type": "object", "required": ["email", "ok"], "properties": {
-        "email": {"type": "string", "format": "email", "maxLength": 40},
-        "site": {"type": "string", "format": "uri"},
-        "day": {"type": "string", "format": "date", "default": "2026-01-31"},
-        "when": {"type": "string", "format": "date-time"},
-        "name": {"type": "string", "minLength": 2, "maxLength": 8, "default": "x"},  # an invalid default is dropped
-        "ratio": {"type": "number", "minimum": 0, "maximum": 1.5},
-        "ok": {"type": "boolean", "default": True},
-        "size": {"type": "string", "enum": list("abcdef")},
-        "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "minItems": 1, "maxItems": 2, "default": ["x"]}}}
+    schema = {
+        "type": "object",
+        "required": ["email", "ok"],
+        "properties": {
+            "email": {"type": "string", "format": "email", "maxLength": 40},
+            "site": {"type": "string", "format": "uri"},
+            "day": {"type": "string", "format": "date", "default": "2026-01-31"},
+            "when": {"type": "string", "format": "date-time"},
+            "name": {
+                "type": "string",
+                "minLength": 2,
+                "maxLength": 8,
+                "default": "x",
+            },  # an invalid default is dropped
+            "ratio": {"type": "number", "minimum": 0, "maximum": 1.5},
+            "ok": {"type": "boolean", "default": True},
+            "size": {"type": "string", "enum": list("abcdef")},
+            "tags": {
+                "type": "array",
+                "items": {"enum": ["x", "y"]},
+                "minItems": 1,
+                "maxItems": 2,
+                "default": ["x"],
+            },
+        },
+    }
     fields = {f["name"]: f for f in form_spec({"message": "m", "requestedSchema": schema})["fields"]}
     assert [fields[n]["input"] for n in ["email", "site", "day", "when", "name"]] == [
-        "email", "url", "date", "datetime-local", "text"]
+        "email",
+        "url",
+        "date",
+        "datetime-local",
+        "text",
+    ]
     assert fields["email"]["required"] and fields["email"]["max_length"] == 40
     assert fields["day"]["default"] == "2026-01-31" and "default" not in fields["name"]
     assert (fields["name"]["min_length"], fields["name"]["max_length"]) == (2, 8)
-    assert fields["ratio"] == {"name": "ratio", "label": "ratio", "description": "", "required": False,
-                               "kind": "number", "integer": False, "minimum": 0, "maximum": 1.5}
+    assert fields["ratio"] == {
+        "name": "ratio",
+        "label": "ratio",
+        "description": "",
+        "required": False,
+        "kind": "number",
+        "integer": False,
+        "minimum": 0,
+        "maximum": 1.5,
+    }
     assert fields["ok"]["kind"] == "boolean" and fields["ok"]["default"] is True and fields["ok"]["required"]
     assert fields["size"]["control"] == "select" and len(fields["size"]["options"]) == 6
     assert (fields["tags"]["kind"], fields["tags"]["min_items"], fields["tags"]["default"]) == ("multi", 1, ["x"])
@@ -466,11 +571,17 @@ def test_each_kind_of_field():
     good = {"email": "a@b.org", "ok": False, "when": "2026-01-31T10:00:00.000Z", "tags": ["x", "y"], "ratio": 1}
     assert check_answer(params, "accept", good) == ({"action": "accept", "content": good}, {})
     _, errors = check_answer(params, "accept", {"email": "nope", "when": "soon", "tags": [], "ratio": 2})
-    assert errors == {"ok": ["is required"], "email": ["is not a valid email"], "when": ["is not a valid date-time"],
-                      "tags": ["choose at least 1"], "ratio": ["must be at most 1.5"]}
+    assert errors == {
+        "ok": ["is required"],
+        "email": ["is not a valid email"],
+        "when": ["is not a valid date-time"],
+        "tags": ["choose at least 1"],
+        "ratio": ["must be at most 1.5"],
+    }
 
 
 # -- installing ------------------------------------------------------------------------------------------
+
 
 def test_install_sets_the_runtime_handler_once_and_keeps_a_users_own(monkeypatch):
     runtime = Runtime()
@@ -488,6 +599,7 @@ def test_install_sets_the_runtime_handler_once_and_keeps_a_users_own(monkeypatch
 
 
 # -- the default dialect (its client and server are being reworked: tolerated) ----------------------------
+
 
 async def test_the_form_over_the_default_dialect():
     try:

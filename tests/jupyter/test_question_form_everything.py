@@ -42,8 +42,9 @@ async def test_everything_research_answered_in_advance_skips_the_form() -> None:
     runtime.question_handler = QuestionRouter(display=shown.append)
     try:
         await runtime.connect("everything", everything_stdio_argv())
-        task = await runtime.start_task("everything", TOOL, {"topic": "python", "ambiguous": True},
-                                        answers={"interpretation": "snake"})
+        task = await runtime.start_task(
+            "everything", TOOL, {"topic": "python", "ambiguous": True}, answers={"interpretation": "snake"}
+        )
         result = await asyncio.wait_for(task, WAIT * 2)
         assert "# Research Report: python (snake)" in result.text
         assert [source for _q, source, _a in task.answered] == ["answers"] and not shown

@@ -16,8 +16,23 @@ from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from .conftest import HOSTILE, WAIT, demo_client
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
-ALLOWED_TAGS = {"div", "span", "b", "pre", "code", "details", "summary", "table", "thead", "tbody",
-                "tr", "th", "td", "img", "a"}
+ALLOWED_TAGS = {
+    "div",
+    "span",
+    "b",
+    "pre",
+    "code",
+    "details",
+    "summary",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "img",
+    "a",
+}
 IMAGE_SRC = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$")
 
 
@@ -58,20 +73,23 @@ def result(raw: dict) -> mtj.ToolResult:
 
 # -- escaping -------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bad", HOSTILE)
 def test_hostile_result_text_keys_values_and_mime_types_are_text_not_markup(bad):
-    res = result({
-        "content": [
-            {"type": "text", "text": bad},
-            {"type": "image", "mimeType": f"image/png{bad}", "data": PNG},
-            {"type": "image", "mimeType": "image/png", "data": bad},
-            {"type": "audio", "mimeType": bad, "data": "AAAA"},
-            {"type": "resource_link", "uri": f"javascript:{bad}", "name": bad},
-            {"type": "resource", "resource": {"uri": bad, "text": bad}},
-            {"type": bad},
-        ],
-        "structuredContent": {bad: {bad: [bad, {"k": bad}]}, "rows": [{bad: bad}]},
-    })
+    res = result(
+        {
+            "content": [
+                {"type": "text", "text": bad},
+                {"type": "image", "mimeType": f"image/png{bad}", "data": PNG},
+                {"type": "image", "mimeType": "image/png", "data": bad},
+                {"type": "audio", "mimeType": bad, "data": "AAAA"},
+                {"type": "resource_link", "uri": f"javascript:{bad}", "name": bad},
+                {"type": "resource", "resource": {"uri": bad, "text": bad}},
+                {"type": bad},
+            ],
+            "structuredContent": {bad: {bad: [bad, {"k": bad}]}, "rows": [{bad: bad}]},
+        }
+    )
     markup = assert_safe(render.result_html(res))
     assert markup.text.count(bad) >= 6  # shown, as text
     assert not any(tag == "img" for tag, _ in markup.tags)  # neither image is acceptable
@@ -96,7 +114,9 @@ async def test_hostile_server_name_status_message_result_and_failure_are_escaped
             markup = assert_safe(source)
             assert bad in markup.text and HOSTILE[0] in markup.text
 
-        failing = await client.start_task("failing_job", {"seconds": 0.1, "mode": "protocol_error", "message": bad})
+        failing = await client.start_task(
+            "failing_job", {"seconds": 0.1, "mode": "protocol_error", "message": bad}
+        )
         with pytest.raises(mtj.TaskFailed):
             await asyncio.wait_for(failing, WAIT)
         for source in (render.task_html(failing), render.summary_html(failing)):
@@ -113,42 +133,71 @@ async def test_hostile_server_name_status_message_result_and_failure_are_escaped
 
 # -- images and links -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("mime", ["image/png", "image/jpeg", "image/gif", "image/webp"])
 def test_allowed_image_types_with_valid_base64_become_data_uris(mime):
-    markup = assert_safe(render.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": PNG}]})))
+    markup = assert_safe(
+        render.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": PNG}]}))
+    )
     assert [a["src"] for tag, a in markup.tags if tag == "img"] == [f"data:{mime};base64,{PNG}"]
 
 
-@pytest.mark.parametrize("mime,data", [("image/svg+xml", PNG), ("text/html", PNG), ("image/png", "not base64!"),
-                                       ("image/png", PNG + "\n<x>"), ("IMAGE/PNG", PNG)])
+@pytest.mark.parametrize(
+    "mime,data",
+    [
+        ("image/svg+xml", PNG),
+        ("text/html", PNG),
+        ("image/png", "not base64!"),
+        ("image/png", PNG + "\n<x>"),
+        ("IMAGE/PNG", PNG),
+    ],
+)
 def test_other_images_are_a_note_not_an_image(mime, data):
     preview = render.result_preview(result({"content": [{"type": "image", "mimeType": mime, "data": data}]}))
     assert preview["blocks"][0]["kind"] == "note"
-    markup = assert_safe(render.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": data}]})))
+    markup = assert_safe(
+        render.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": data}]}))
+    )
     assert not any(tag == "img" for tag, _ in markup.tags) and mime in markup.text
 
 
 def test_resource_links_are_live_only_for_http():
-    links = [{"type": "resource_link", "uri": uri, "name": f"n{i}"} for i, uri in
-             enumerate(["https://example.org/a?b=1&c=2", "http://x.test/", "file:///etc/passwd",
-                        "javascript:alert(1)", "data:text/html,<script>"])]
+    links = [
+        {"type": "resource_link", "uri": uri, "name": f"n{i}"}
+        for i, uri in enumerate(
+            [
+                "https://example.org/a?b=1&c=2",
+                "http://x.test/",
+                "file:///etc/passwd",
+                "javascript:alert(1)",
+                "data:text/html,<script>",
+            ]
+        )
+    ]
     markup = assert_safe(render.result_html(result({"content": links})))
-    assert [a["href"] for tag, a in markup.tags if tag == "a"] == ["https://example.org/a?b=1&c=2", "http://x.test/"]
+    assert [a["href"] for tag, a in markup.tags if tag == "a"] == [
+        "https://example.org/a?b=1&c=2",
+        "http://x.test/",
+    ]
     assert "file:///etc/passwd" in markup.text and "javascript:alert(1)" in markup.text
 
 
 # -- truncation -----------------------------------------------------------------------------------
+
 
 def test_huge_text_is_cut_with_a_note_of_how_much():
     text = "x" * (render.PREVIEW_TEXT_CHARS + 12_345)
     res = result({"content": [{"type": "text", "text": text}, {"type": "text", "text": "more"}]})
     preview = render.result_preview(res)
     assert [b["cut"] for b in preview["blocks"]] == [12_345, 0]  # the limit is per block
-    assert len(preview["blocks"][0]["text"]) == render.PREVIEW_TEXT_CHARS and preview["blocks"][1]["text"] == "more"
+    assert (
+        len(preview["blocks"][0]["text"]) == render.PREVIEW_TEXT_CHARS and preview["blocks"][1]["text"] == "more"
+    )
     assert "12,345 more characters not shown" in Markup(render.result_html(res)).text
     more = len(res.text) - render.TEXT_REPR_CHARS
-    assert render.result_text(res) == (f"ToolResult(text={'x' * render.TEXT_REPR_CHARS!r}… "
-                                       f"({more:,} more characters), is_error=False)")
+    assert render.result_text(res) == (
+        f"ToolResult(text={'x' * render.TEXT_REPR_CHARS!r}… ({more:,} more characters), is_error=False)"
+    )
 
 
 def test_huge_structures_are_bounded():
@@ -160,13 +209,16 @@ def test_huge_structures_are_bounded():
     items = dict(node["items"])
     assert len(items["items"]["items"]) == render.TREE_ITEMS and items["items"]["more"] == 5000 - render.TREE_ITEMS
     assert items["long"]["cut"] == 50_000 - render.TREE_STRING
-    assert "too deep to show" in Markup(render.result_html(result({"content": [], "structuredContent": wide}))).text
+    assert (
+        "too deep to show" in Markup(render.result_html(result({"content": [], "structuredContent": wide}))).text
+    )
     rows = [{"i": i} for i in range(render.TABLE_ROWS + 7)]
     table = render.structured_preview(rows)
     assert len(table["rows"]) == render.TABLE_ROWS and table["more_rows"] == 7
 
 
 # -- table or tree --------------------------------------------------------------------------------
+
 
 def test_a_list_of_flat_objects_is_a_table_anything_else_a_tree():
     rows = [{"name": "a", "n": 1, "ok": True}, {"name": "b", "extra": None, "n": 2.5}]
@@ -184,6 +236,7 @@ def test_a_list_of_flat_objects_is_a_table_anything_else_a_tree():
 
 # -- stable text ----------------------------------------------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_times():
     texts = []
@@ -191,9 +244,17 @@ async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_
         for _ in range(2):
             task = await client.start_task("slow_compute", {"seconds": 0.3, "steps": 3, "label": "sq"})
             res = await asyncio.wait_for(task, WAIT)
-            texts.append((repr(task), render.task_text(task), task._repr_mimebundle_()["text/plain"],
-                          repr(res), res._repr_mimebundle_()["text/plain"],
-                          render.summary_line(task, timing=False), summary_bundle(task)["text/plain"]))
+            texts.append(
+                (
+                    repr(task),
+                    render.task_text(task),
+                    task._repr_mimebundle_()["text/plain"],
+                    repr(res),
+                    res._repr_mimebundle_()["text/plain"],
+                    render.summary_line(task, timing=False),
+                    summary_bundle(task)["text/plain"],
+                )
+            )
             for text in texts[-1]:
                 assert task.task_id not in text
                 assert not re.search(r"\d\d:\d\d|0x[0-9a-f]{6,}|\d+\.\d+ s\b", text), text
@@ -201,8 +262,10 @@ async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_
     assert texts[0] == texts[1]
     handle_text, _, _, result_text, _, summary, _ = texts[0]
     assert handle_text == "<TaskHandle slow_compute on demo: completed>"
-    assert result_text == ("ToolResult(text='sq: done in 3 steps, value=14', structured={'label': 'sq', "
-                           "'seconds': 0.3, 'steps': 3, 'value': 14}, is_error=False)")
+    assert result_text == (
+        "ToolResult(text='sq: done in 3 steps, value=14', structured={'label': 'sq', "
+        "'seconds': 0.3, 'steps': 3, 'value': 14}, is_error=False)"
+    )
     assert summary == "slow_compute on demo: completed — sq: done in 3 steps, value=14"
     assert "completed in " in render.summary_line(task)  # the timed form is for HTML and printing
 
@@ -210,6 +273,7 @@ async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_
 def test_control_characters_never_break_a_one_line_form():
     res = result({"content": [{"type": "text", "text": "a\nb\x1b[31mred"}], "structuredContent": {"k\n": "\x1b"}})
     assert "\n" not in repr(res) and "\x1b" not in repr(res)
-    kinds = result({"content": [{"type": "image", "mimeType": "image/png", "data": PNG},
-                                {"type": "text", "text": "t"}]})
+    kinds = result(
+        {"content": [{"type": "image", "mimeType": "image/png", "data": PNG}, {"type": "text", "text": "t"}]}
+    )
     assert repr(kinds) == "ToolResult(text='t', content=[image/png, text], is_error=False)"

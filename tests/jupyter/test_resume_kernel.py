@@ -31,8 +31,9 @@ def test_resume_after_a_kernel_restart_binds_the_out_variable(tmp_path: Path) ->
             kernel.client.wait_for_ready(timeout=30)
             # the index outlived the kernel: the task is still unfinished there, with its -o variable
             db = sqlite3.connect(tmp_path / "tasks.sqlite3")
-            row = db.execute("SELECT status, out_var, notebook, target FROM tasks WHERE task_id = ?",
-                             (task_id,)).fetchone()
+            row = db.execute(
+                "SELECT status, out_var, notebook, target FROM tasks WHERE task_id = ?", (task_id,)
+            ).fetchone()
             assert row == ("working", "out", NOTEBOOK, url), row
             kernel.run("%load_ext mcp_tasks_jupyter")
             kernel.run(f"%mcp_connect web {url}")
@@ -45,8 +46,9 @@ def test_resume_after_a_kernel_restart_binds_the_out_variable(tmp_path: Path) ->
                 assert time.monotonic() < deadline, "the -o variable was never bound"
                 time.sleep(0.3)
             assert kernel.value("(out.structured['label'], out.structured['value'])") == ("durable", 385)
-            status = db.execute("SELECT status, result IS NOT NULL FROM tasks WHERE task_id = ?",
-                                (task_id,)).fetchone()
+            status = db.execute(
+                "SELECT status, result IS NOT NULL FROM tasks WHERE task_id = ?", (task_id,)
+            ).fetchone()
             assert status == ("completed", 1), status
             # nothing is left to resume; --clear removes the finished record
             assert "resumed 0 tasks" in kernel.run("%mcp_tasks --resume").stdout

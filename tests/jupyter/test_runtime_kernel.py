@@ -32,8 +32,9 @@ STDIO_PID = "get_runtime().client({name!r}).transport.describe()['pid']"
 
 def start(kernel: Kernel, name: str = "demo") -> int:
     """Load the magics, connect a stdio demo server as ``name``; the server's pid."""
-    kernel.run("%load_ext mcp_tasks_jupyter\nimport asyncio\n"
-               "from mcp_tasks_jupyter.jupyter.runtime import get_runtime")
+    kernel.run(
+        "%load_ext mcp_tasks_jupyter\nimport asyncio\nfrom mcp_tasks_jupyter.jupyter.runtime import get_runtime"
+    )
     kernel.run(f"%mcp_connect {name} {DEMO_COMMAND}")
     return kernel.value(STDIO_PID.format(name=name))
 
@@ -56,22 +57,32 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
         kernel.interrupt()
         run = kernel.collect(waiting, "--wait", timeout=10)
         assert run.status == "error", str(run)
-        assert kernel.value("(get_runtime().handles[-1].tool, get_runtime().handles[-1].done())") == \
-            ("slow_compute", False)
+        assert kernel.value("(get_runtime().handles[-1].tool, get_runtime().handles[-1].done())") == (
+            "slow_compute",
+            False,
+        )
         # both tasks finish normally afterwards
-        kernel.run("first = await asyncio.wait_for(h, 20)\n"
-                   "second = await asyncio.wait_for(get_runtime().handles[-1], 20)", timeout=25)
-        assert kernel.value("(h.status, first.structured['value'], second.structured['label'])") == \
-            ("completed", 385, "waited")
+        kernel.run(
+            "first = await asyncio.wait_for(h, 20)\n"
+            "second = await asyncio.wait_for(get_runtime().handles[-1], 20)",
+            timeout=25,
+        )
+        assert kernel.value("(h.status, first.structured['value'], second.structured['label'])") == (
+            "completed",
+            385,
+            "waited",
+        )
         assert not process_gone(server_pid)
 
 
 def test_fifty_tasks_at_once(tmp_path: Path) -> None:
     with running_kernel(tmp_path) as kernel:
         start(kernel)
-        created = kernel.run("hs = []\nfor i in range(50):\n"
-                             "    h = %mcp_task demo:slow_compute seconds=2 steps=4 label=t{i}\n"
-                             "    hs.append(h)")
+        created = kernel.run(
+            "hs = []\nfor i in range(50):\n"
+            "    h = %mcp_task demo:slow_compute seconds=2 steps=4 label=t{i}\n"
+            "    hs.append(h)"
+        )
         quick = kernel.run("1 + 1")
         assert quick.elapsed < 1.0, f"a trivial cell took {quick.elapsed:.2f} s beside 50 tasks"
         assert kernel.value("(len(hs), len({h.task_id for h in hs}), sum(h.done() for h in hs))")[:2] == (50, 50)
@@ -99,8 +110,10 @@ def test_shutdown_and_restart_close_connections_and_leave_tasks_on_the_server(tm
             kernel.run(f"%mcp_connect web {url}")
             kernel.run("from mcp_tasks_jupyter.jupyter.runtime import get_runtime")
             kernel.run(f"%mcp_connect local {DEMO_COMMAND}")
-            kernel.run("hw = %mcp_task web:slow_compute seconds=4 label=survivor\n"
-                       "hl = %mcp_task local:slow_compute seconds=60")
+            kernel.run(
+                "hw = %mcp_task web:slow_compute seconds=4 label=survivor\n"
+                "hl = %mcp_task local:slow_compute seconds=60"
+            )
             task_id = kernel.value("hw.task_id")
             stdio_pid = kernel.value(STDIO_PID.format(name="local"))
             old_kernel = kernel.pid
@@ -128,6 +141,7 @@ def test_shutdown_and_restart_close_connections_and_leave_tasks_on_the_server(tm
 
 # -- the same runtime outside a kernel (plain asyncio) -----------------------------------------------
 
+
 @pytest.mark.anyio
 async def test_runtime_in_plain_asyncio() -> None:
     runtime = Runtime()
@@ -143,8 +157,9 @@ async def test_runtime_in_plain_asyncio() -> None:
         assert (await handle).structured["value"] == 14
         # a preset answer, then the question handler, answer the tasks' questions
         research = {"topic": "tides", "ambiguous": True, "stage_seconds": 0.05}
-        preset = await runtime.start_task("demo", "research", research,
-                                          answers={"interpretation": "tides (economics)"})
+        preset = await runtime.start_task(
+            "demo", "research", research, answers={"interpretation": "tides (economics)"}
+        )
         assert (await asyncio.wait_for(preset, WAIT)).structured["interpretation"] == "tides (economics)"
         asked: list[Any] = []
 
@@ -197,6 +212,7 @@ def test_exit_hook_closes_everything_on_the_stopped_loop() -> None:
     loop = asyncio.new_event_loop()
     runtime = Runtime()
     try:
+
         async def setup() -> int:
             client = await runtime.connect("demo", demo_stdio_argv())
             await runtime.start_task(None, "slow_compute", {"seconds": 30})

@@ -20,7 +20,9 @@ from tests.support.peers import fastmcp_stdio_argv
 pytestmark = pytest.mark.peers
 
 COMPUTE = "r = %mcp_task --wait srv:slow_compute seconds=0.3 label=same"
-RESEARCH = "r = %mcp_task --wait --answers '{\"interpretation\": \"historical\"}' srv:{tool} topic=tides ambiguous=true"
+RESEARCH = (
+    'r = %mcp_task --wait --answers \'{"interpretation": "historical"}\' srv:{tool} topic=tides ambiguous=true'
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
 
 def connect(kernel: Kernel, argv: list[str]) -> str:
     kernel.run(f"%mcp_connect srv {shlex.join(argv)}", timeout=60)
-    return kernel.value("__import__('mcp_tasks_jupyter.jupyter', fromlist=['_']).get_runtime().client('srv').dialect.name")
+    return kernel.value(
+        "__import__('mcp_tasks_jupyter.jupyter', fromlist=['_']).get_runtime().client('srv').dialect.name"
+    )
 
 
 @pytest.mark.parametrize("dialect", ["2025-11-25", "ext", "sep1686"])

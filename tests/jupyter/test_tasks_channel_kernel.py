@@ -28,10 +28,12 @@ def channel_data(message: dict[str, Any], comm_id: str) -> dict[str, Any] | None
 
 def task_seen(nb: Notebook, comm_id: str, since: int, what: str, **expected: Any) -> dict[str, Any]:
     """The first task entry on ``comm_id`` (from iopub message ``since`` on) with the ``expected`` fields."""
+
     def fits(message: dict[str, Any]) -> bool:
         data = channel_data(message, comm_id)
-        return data is not None and any(all(t.get(k) == v for k, v in expected.items())
-                                        for t in data.get("tasks", []))
+        return data is not None and any(
+            all(t.get(k) == v for k, v in expected.items()) for t in data.get("tasks", [])
+        )
 
     data = channel_data(nb.wait(fits, what=what, since=since), comm_id)
     assert data is not None
@@ -57,8 +59,7 @@ def nb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook]:
 
 def kernel_comm(nb: Notebook) -> str:
     """The comm the kernel opened when the library loaded; it starts with an empty snapshot."""
-    (opened,) = [m for m in nb.iopub if m["msg_type"] == "comm_open"
-                 and m["content"]["target_name"] == TARGET]
+    (opened,) = [m for m in nb.iopub if m["msg_type"] == "comm_open" and m["content"]["target_name"] == TARGET]
     assert opened["content"]["data"] == {"type": "snapshot", "tasks": []}
     return opened["content"]["comm_id"]
 
@@ -86,8 +87,9 @@ def test_a_frontend_that_comes_later_gets_a_snapshot(nb: Notebook) -> None:
     # asking again ("hello") gives it again
     mark = len(nb.iopub)
     nb.send_shell("comm_msg", {"comm_id": comm_id, "data": {"type": "hello"}})
-    again = nb.wait(lambda m: (channel_data(m, comm_id) or {}).get("type") == "snapshot", since=mark,
-                    what="a second snapshot")
+    again = nb.wait(
+        lambda m: (channel_data(m, comm_id) or {}).get("type") == "snapshot", since=mark, what="a second snapshot"
+    )
     assert channel_data(again, comm_id)["tasks"] == tasks  # type: ignore[index]
 
 
@@ -97,24 +99,40 @@ def test_cancel_from_the_sidebar_cancels_the_task_on_the_server(nb: Notebook) ->
     entry = task_seen(nb, comm_id, mark, "the long task", tool="slow_compute", cell_id="cell-long")
     mark = len(nb.iopub)
     nb.send_shell("comm_msg", {"comm_id": comm_id, "data": {"type": "cancel", "key": entry["key"]}})
-    result = nb.wait(lambda m: (channel_data(m, comm_id) or {}).get("type") == "cancel_result",
-                     what="the cancel result", since=mark)
-    assert channel_data(result, comm_id) == {"type": "cancel_result", "key": entry["key"], "ok": True,
-                                             "error": None}
+    result = nb.wait(
+        lambda m: (channel_data(m, comm_id) or {}).get("type") == "cancel_result",
+        what="the cancel result",
+        since=mark,
+    )
+    assert channel_data(result, comm_id) == {
+        "type": "cancel_result",
+        "key": entry["key"],
+        "ok": True,
+        "error": None,
+    }
     task_seen(nb, comm_id, mark, "the cancelled task", key=entry["key"], status="cancelled")
     nb.run("import asyncio\nfor _ in range(100):\n    if long.done(): break\n    await asyncio.sleep(0.05)")
-    nb.run("from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
-           "state = await get_runtime().client('demo').dialect.get(long.task_id)\n"
-           "assert long.status == 'cancelled' and state.status == 'cancelled', (long.status, state)")
+    nb.run(
+        "from mcp_tasks_jupyter.jupyter.runtime import get_runtime\n"
+        "state = await get_runtime().client('demo').dialect.get(long.task_id)\n"
+        "assert long.status == 'cancelled' and state.status == 'cancelled', (long.status, state)"
+    )
 
 
 def test_cancel_of_an_unknown_task_says_so(nb: Notebook) -> None:
     comm_id, mark = open_from_frontend(nb)
     nb.send_shell("comm_msg", {"comm_id": comm_id, "data": {"type": "cancel", "key": "t999"}})
-    result = nb.wait(lambda m: (channel_data(m, comm_id) or {}).get("type") == "cancel_result",
-                     what="the cancel result", since=mark)
-    assert channel_data(result, comm_id) == {"type": "cancel_result", "key": "t999", "ok": False,
-                                             "error": "this kernel does not know that task"}
+    result = nb.wait(
+        lambda m: (channel_data(m, comm_id) or {}).get("type") == "cancel_result",
+        what="the cancel result",
+        since=mark,
+    )
+    assert channel_data(result, comm_id) == {
+        "type": "cancel_result",
+        "key": "t999",
+        "ok": False,
+        "error": "this kernel does not know that task",
+    }
 
 
 def test_updates_are_coalesced_however_often_the_task_changes(nb: Notebook) -> None:
@@ -134,6 +152,9 @@ def test_a_kernel_without_the_library_closes_the_channel(tmp_path: Path) -> None
     with running_kernel(tmp_path) as kernel:
         nb = Notebook(kernel)
         comm_id, mark = open_from_frontend(nb)
-        closed = nb.wait(lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id,
-                         what="the comm closed by the kernel", since=mark)
+        closed = nb.wait(
+            lambda m: m["msg_type"] == "comm_close" and m["content"]["comm_id"] == comm_id,
+            what="the comm closed by the kernel",
+            since=mark,
+        )
         assert closed["content"]["comm_id"] == comm_id

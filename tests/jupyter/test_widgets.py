@@ -25,8 +25,9 @@ pytestmark = pytest.mark.anyio
 
 def click_cancel(widget: Any, **content: Any) -> None:
     """What the browser's Cancel button does: a custom comm message, handled as ipywidgets does."""
-    widget._handle_msg({"content": {"data": {"method": "custom", "content": {"type": "cancel", **content}}},
-                        "buffers": []})
+    widget._handle_msg(
+        {"content": {"data": {"method": "custom", "content": {"type": "cancel", **content}}}, "buffers": []}
+    )
 
 
 async def test_widget_follows_a_task_to_its_result(demo, count_updates):
@@ -35,8 +36,11 @@ async def test_widget_follows_a_task_to_its_result(demo, count_updates):
     updates = count_updates(widget)
     assert isinstance(widget, TaskWidget) and (widget.tool, widget.server) == ("slow_compute", "demo")
     assert widget.started == task.started and widget.ttl_ms == 60_000 and not widget.done
-    await eventually(lambda: widget.progress is not None and widget.progress[0] >= 2, timeout=WAIT,
-                     what="progress in the widget")
+    await eventually(
+        lambda: widget.progress is not None and widget.progress[0] >= 2,
+        timeout=WAIT,
+        what="progress in the widget",
+    )
     assert widget.status == "working" and widget.progress[1] == 5 and widget.status_message.startswith("step ")
     assert widget.poll_interval_ms == 100 and widget.created is not None and widget.finished is None
     assert widget.result is None and not widget.error
@@ -71,14 +75,17 @@ async def test_widget_shows_a_chart_as_image_and_structured_content(demo):
 
 async def test_widget_shows_the_servers_words_when_a_task_fails(demo):
     tool_error = await demo.start_task("failing_job", {"seconds": 0.2, "message": "disk full"})
-    protocol_error = await demo.start_task("failing_job", {"seconds": 0.2, "mode": "protocol_error",
-                                                           "message": "backend down"})
+    protocol_error = await demo.start_task(
+        "failing_job", {"seconds": 0.2, "mode": "protocol_error", "message": "backend down"}
+    )
     first, second = bind(tool_error), bind(protocol_error)
     await asyncio.wait_for(tool_error, WAIT)
     with pytest.raises(mtj.TaskFailed):
         await asyncio.wait_for(protocol_error, WAIT)
     await eventually(lambda: second.done, timeout=WAIT, what="the failure in the widget")
-    assert first.status == "failed" and first.result["is_error"] and first.result["blocks"][0]["text"] == "disk full"
+    assert (
+        first.status == "failed" and first.result["is_error"] and first.result["blocks"][0]["text"] == "disk full"
+    )
     assert second.status == "failed" and second.error == "backend down" and second.result is None
 
 
@@ -151,11 +158,13 @@ async def test_widget_follows_a_task_in_every_dialect(dialect):
         await asyncio.wait_for(task, WAIT)
         assert widget.done and (widget.status, widget.status_message) == (task.status, task.status_message or "")
         assert widget.result["blocks"][0]["text"] == "sq: done in 2 steps, value=5"
-        assert widget.progress == (None if task.progress is None else
-                                   [task.progress.progress, task.progress.total, task.progress.message])
+        assert widget.progress == (
+            None if task.progress is None else [task.progress.progress, task.progress.total, task.progress.message]
+        )
 
 
 # -- throttling -----------------------------------------------------------------------------------
+
 
 async def test_a_fast_real_task_sends_at_most_ten_updates_a_second(count_updates):
     async with demo_client("--poll-interval", "100") as client:
@@ -213,10 +222,13 @@ async def test_a_burst_in_one_tick_is_one_message(demo, count_updates):
 
 # -- the board ------------------------------------------------------------------------------------
 
+
 async def test_board_follows_500_tasks_with_a_few_messages_a_second(count_updates):
     async with demo_client("--poll-interval", "60000") as client:
-        tasks = [await client.start_task("slow_compute", {"seconds": 1.5, "steps": 3, "label": f"t{i}"})
-                 for i in range(500)]
+        tasks = [
+            await client.start_task("slow_compute", {"seconds": 1.5, "steps": 3, "label": f"t{i}"})
+            for i in range(500)
+        ]
         start = time.monotonic()
         board = BoardWidget(tasks)
         updates = count_updates(board)
@@ -241,10 +253,15 @@ async def test_board_filters_by_server_and_status_and_cancels_a_row(demo):
         working = BoardWidget(tasks, status="working")
         assert [row["key"] for row in by_server.rows] == [0, 1] and len(working.rows) == 3
         await asyncio.wait_for(asyncio.gather(short, elsewhere), WAIT)
-        await eventually(lambda: [row["key"] for row in working.rows] == [1], timeout=WAIT, what="finished rows gone")
+        await eventually(
+            lambda: [row["key"] for row in working.rows] == [1], timeout=WAIT, what="finished rows gone"
+        )
         click_cancel(working, key=1)
         with pytest.raises(mtj.TaskCancelled):
             await asyncio.wait_for(long, WAIT)
-        await eventually(lambda: working.rows == [] and by_server.rows[1]["status"] == "cancelled", timeout=WAIT,
-                         what="the cancelled row")
+        await eventually(
+            lambda: working.rows == [] and by_server.rows[1]["status"] == "cancelled",
+            timeout=WAIT,
+            what="the cancelled row",
+        )
         assert repr(by_server) == "<BoardWidget of 3 tasks server=demo>"

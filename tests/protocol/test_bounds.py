@@ -14,17 +14,20 @@ def _result(value: str) -> bytes:
     return b'{"jsonrpc":"2.0","id":1,"result":{"v":' + value.encode() + b"}}"
 
 
-@pytest.mark.parametrize("value, reason", [
-    ("NaN", "NaN is not a JSON number"),
-    ("Infinity", "Infinity is not a JSON number"),
-    ("-Infinity", "-Infinity is not a JSON number"),
-    ("1e400", "too large for a double"),
-    ("-1e400", "too large for a double"),
-    ("9" * 301, "an integer of 301 digits"),
-    ("9" * 5000, "an integer of 5000 digits"),  # json.loads: ValueError, not JSONDecodeError
-    ('"\\ud800"', "unpaired UTF-16 surrogate"),
-    ('"\\udc00x"', "unpaired UTF-16 surrogate"),
-])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        ("NaN", "NaN is not a JSON number"),
+        ("Infinity", "Infinity is not a JSON number"),
+        ("-Infinity", "-Infinity is not a JSON number"),
+        ("1e400", "too large for a double"),
+        ("-1e400", "too large for a double"),
+        ("9" * 301, "an integer of 301 digits"),
+        ("9" * 5000, "an integer of 5000 digits"),  # json.loads: ValueError, not JSONDecodeError
+        ('"\\ud800"', "unpaired UTF-16 surrogate"),
+        ('"\\udc00x"', "unpaired UTF-16 surrogate"),
+    ],
+)
 def test_numbers_and_text_json_does_not_have_are_refused(value, reason):
     with pytest.raises(MessageError, match=reason):
         decode(_result(value))
@@ -34,7 +37,7 @@ def test_what_json_does_have_is_kept():
     assert decode(_result("1e300"))[0].result == {"v": 1e300}
     assert decode(_result("9" * 300))[0].result == {"v": int("9" * 300)}
     assert decode(_result("1e-400"))[0].result == {"v": 0.0}
-    assert decode(_result('"\\ud83d\\ude00 \\\\ud800"'))[0].result == {"v": "\U0001F600 \\ud800"}
+    assert decode(_result('"\\ud83d\\ude00 \\\\ud800"'))[0].result == {"v": "\U0001f600 \\ud800"}
     assert decode("\ufeff".encode() + _result("1"))[0].result == {"v": 1}  # a UTF-8 BOM is tolerated
 
 
@@ -47,6 +50,7 @@ def test_bytes_must_be_utf8(data):
 def test_nesting_is_bounded_whatever_the_interpreter_allows():
     def nested(depth: int) -> bytes:
         return b'{"jsonrpc":"2.0","id":1,"result":{"v":' + b"[" * (depth - 2) + b"]" * (depth - 2) + b"}}"
+
     assert isinstance(decode(nested(jsonrpc.MAX_DEPTH))[0], Response)
     with pytest.raises(MessageError, match=f"nested deeper than {jsonrpc.MAX_DEPTH} levels"):
         decode(nested(jsonrpc.MAX_DEPTH + 1))
@@ -74,41 +78,69 @@ def test_an_error_message_is_cut():
 TASK = {"taskId": "t1", "status": "working"}
 
 
-@pytest.mark.parametrize("sent, kept", [
-    (0, bounds.MIN_POLL_INTERVAL_MS), (1, bounds.MIN_POLL_INTERVAL_MS), (99.9, bounds.MIN_POLL_INTERVAL_MS),
-    (100, 100), (250.7, 250), (60_000, 60_000), (86_400_000, bounds.MAX_POLL_INTERVAL_MS),
-    (2 ** 53, bounds.MAX_POLL_INTERVAL_MS), (None, None),
-])
+@pytest.mark.parametrize(
+    "sent, kept",
+    [
+        (0, bounds.MIN_POLL_INTERVAL_MS),
+        (1, bounds.MIN_POLL_INTERVAL_MS),
+        (99.9, bounds.MIN_POLL_INTERVAL_MS),
+        (100, 100),
+        (250.7, 250),
+        (60_000, 60_000),
+        (86_400_000, bounds.MAX_POLL_INTERVAL_MS),
+        (2**53, bounds.MAX_POLL_INTERVAL_MS),
+        (None, None),
+    ],
+)
 def test_the_poll_interval_is_clamped(sent, kept):
     assert parse_task({**TASK, "pollInterval": sent}).poll_interval_ms == kept
 
 
-@pytest.mark.parametrize("sent, kept", [
-    (0, 0), (60_000, 60_000), (bounds.MAX_TTL_MS, bounds.MAX_TTL_MS), (10 ** 15, bounds.MAX_TTL_MS),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "sent, kept",
+    [
+        (0, 0),
+        (60_000, 60_000),
+        (bounds.MAX_TTL_MS, bounds.MAX_TTL_MS),
+        (10**15, bounds.MAX_TTL_MS),
+        (None, None),
+    ],
+)
 def test_the_ttl_is_at_most_a_year_and_null_stays_unlimited(sent, kept):
     assert parse_task({**TASK, "ttl": sent}).ttl_ms == kept
 
 
-@pytest.mark.parametrize("sent, shown", [
-    ("soon", "got 'soon'"), (True, "got True"), ({"ms": 5}, "got an object"), ([1], "got an array"),
-    (-1, "got -1"), (float("nan"), "got nan"), (float("inf"), "got inf"), (-float("inf"), "got -inf"),
-])
+@pytest.mark.parametrize(
+    "sent, shown",
+    [
+        ("soon", "got 'soon'"),
+        (True, "got True"),
+        ({"ms": 5}, "got an object"),
+        ([1], "got an array"),
+        (-1, "got -1"),
+        (float("nan"), "got nan"),
+        (float("inf"), "got inf"),
+        (-float("inf"), "got -inf"),
+    ],
+)
 def test_a_wrong_number_names_the_field(sent, shown):
     with pytest.raises(ValueError) as info:
         parse_task({**TASK, "pollInterval": sent}, "tasks/get result")
-    assert str(info.value) == ("invalid tasks/get result: 'pollInterval' must be a finite, non-negative "
-                               f"number of milliseconds, {shown}")
+    assert str(info.value) == (
+        f"invalid tasks/get result: 'pollInterval' must be a finite, non-negative number of milliseconds, {shown}"
+    )
 
 
 @pytest.mark.parametrize("key", ["ttl", "pollInterval"])
 def test_an_absurd_number_is_refused_not_clamped(key):
-    with pytest.raises(ValueError, match=f"invalid task: '{key}' must be at most 9007199254740992 "
-                                         r"milliseconds \(beyond any sensible value\), got 9007199254740994"):
-        parse_task({**TASK, key: 2 ** 53 + 2})
+    with pytest.raises(
+        ValueError,
+        match=f"invalid task: '{key}' must be at most 9007199254740992 "
+        r"milliseconds \(beyond any sensible value\), got 9007199254740994",
+    ):
+        parse_task({**TASK, key: 2**53 + 2})
     with pytest.raises(ValueError, match=f"'{key}' must be at most .* got a number too large to show"):
-        parse_task({**TASK, key: 10 ** 300})
+        parse_task({**TASK, key: 10**300})
 
 
 def test_texts_are_cut_and_ids_refused_when_absurd():
@@ -150,6 +182,7 @@ def test_sep1686_error_text_is_cut():
 
 
 # -- wire models and errors ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-Infinity"])
 def test_wire_models_take_no_infinities_even_spelt_as_strings(value):

@@ -15,9 +15,11 @@ def test_versions():
 
 def test_request_meta_is_merged_and_own_keys_win():
     meta = modern.request_meta("2026-07-28", {"elicitation": {}}, {"name": "c", "version": "1"})
-    assert meta == {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-                    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}}
+    assert meta == {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+    }
     assert modern.with_meta(None, meta) == {"_meta": meta}
     params = {"name": "t", "_meta": {"progressToken": "p"}}
     merged = modern.with_meta(params, meta)
@@ -25,17 +27,28 @@ def test_request_meta_is_merged_and_own_keys_win():
     assert params == {"name": "t", "_meta": {"progressToken": "p"}}  # the caller's dict is untouched
 
 
-@pytest.mark.parametrize(("result", "kind"), [
-    ({}, "complete"), ({"resultType": "complete"}, "complete"), ({"resultType": "task"}, "task"),
-    ({"resultType": "input_required"}, "input_required"), ({"resultType": 3}, "complete"),
-])
+@pytest.mark.parametrize(
+    ("result", "kind"),
+    [
+        ({}, "complete"),
+        ({"resultType": "complete"}, "complete"),
+        ({"resultType": "task"}, "task"),
+        ({"resultType": "input_required"}, "input_required"),
+        ({"resultType": 3}, "complete"),
+    ],
+)
 def test_result_type_missing_means_complete(result, kind):
     assert modern.result_type(result) == kind
 
 
 def test_discover_result_and_server_info():
-    raw = {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
-           "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "2"}}, "ttlMs": 0}
+    raw = {
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "2"}},
+        "ttlMs": 0,
+    }
     result = modern.parse_discover(raw)
     assert result.supported_versions == ["2026-07-28"] and result.capabilities == {"tools": {}}
     assert modern.server_info(raw).name == "s"
@@ -59,8 +72,13 @@ def test_input_required_is_parsed_and_validated():
     requests = {"confirm": {"method": "elicitation/create", "params": {"message": "ok?"}}}
     assert modern.parse_input_required({"inputRequests": requests, "requestState": "s"}) == (requests, "s")
     assert modern.parse_input_required({"requestState": "only"}) == ({}, "only")
-    for bad in ({}, {"inputRequests": []}, {"inputRequests": {"k": {"params": {}}}},
-                {"inputRequests": {"k": {"method": "m", "params": 3}}}, {"requestState": 7}):
+    for bad in (
+        {},
+        {"inputRequests": []},
+        {"inputRequests": {"k": {"params": {}}}},
+        {"inputRequests": {"k": {"method": "m", "params": 3}}},
+        {"requestState": 7},
+    ):
         with pytest.raises(ValueError):
             modern.parse_input_required(bad)
 

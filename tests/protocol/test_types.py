@@ -17,14 +17,16 @@ from mcp_tasks_jupyter.results import ToolResult
 
 
 def test_every_content_block_kind_is_validated():
-    blocks = parse_content([
-        {"type": "text", "text": "hi"},
-        {"type": "image", "data": "AAAA", "mimeType": "image/png"},
-        {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
-        {"type": "resource", "resource": {"uri": "file:///a", "text": "x"}},
-        {"type": "resource_link", "uri": "file:///b", "name": "b"},
-        {"type": "hologram", "frames": 3},
-    ])
+    blocks = parse_content(
+        [
+            {"type": "text", "text": "hi"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "file:///a", "text": "x"}},
+            {"type": "resource_link", "uri": "file:///b", "name": "b"},
+            {"type": "hologram", "frames": 3},
+        ]
+    )
     assert [b.type for b in blocks] == ["text", "image", "audio", "resource", "resource_link", "hologram"]
     assert isinstance(blocks[1], ImageContent) and blocks[1].mime_type == "image/png"
     assert isinstance(blocks[3], EmbeddedResource) and blocks[3].resource.text == "x"
@@ -32,20 +34,27 @@ def test_every_content_block_kind_is_validated():
     assert isinstance(blocks[5], UnknownContent) and blocks[5].model_extra == {"frames": 3}
 
 
-@pytest.mark.parametrize("blocks, reason", [
-    ("text", "must be an array"),
-    ([{"text": "no type"}], r"content\[0\] must be an object with a 'type'"),
-    ([{"type": "image", "data": "x"}], "mimeType"),
-    ([{"type": "text"}], "text"),
-])
+@pytest.mark.parametrize(
+    "blocks, reason",
+    [
+        ("text", "must be an array"),
+        ([{"text": "no type"}], r"content\[0\] must be an object with a 'type'"),
+        ([{"type": "image", "data": "x"}], "mimeType"),
+        ([{"type": "text"}], "text"),
+    ],
+)
 def test_bad_content_is_refused_with_the_place(blocks, reason):
     with pytest.raises(ValueError, match=reason):
         parse_content(blocks)
 
 
 def test_tool_result_text_structured_and_error_flag():
-    raw = {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
-           "structuredContent": {"n": 1}, "isError": True, "_meta": {"k": 1}}
+    raw = {
+        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        "structuredContent": {"n": 1},
+        "isError": True,
+        "_meta": {"k": 1},
+    }
     result = ToolResult.from_wire(raw)
     assert result.text == "a\nb" and result.structured == {"n": 1} and result.is_error
     assert result.raw is raw and result.meta == {"k": 1}
@@ -55,9 +64,13 @@ def test_tool_result_text_structured_and_error_flag():
 
 
 def test_tool_task_support_and_schema_kept_verbatim():
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-              "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}},
-              "required": ["a"]}
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/x"}},
+        "$defs": {"x": {"type": "string"}},
+        "required": ["a"],
+    }
     tool = Tool.model_validate({"name": "t", "inputSchema": schema, "execution": {"taskSupport": "required"}})
     assert tool.input_schema == schema and tool.task_support == "required"
     assert tool.required_arguments == ["a"]
@@ -71,15 +84,26 @@ def test_parse_names_what_was_invalid():
 
 
 def test_task_parsing_normalises_and_validates():
-    state = parse_task({"taskId": "t1", "status": "working", "ttl": 60000, "pollInterval": 500,
-                        "createdAt": "2025-11-25T10:00:00Z", "lastUpdatedAt": "2025-11-25T10:00:01Z"})
+    state = parse_task(
+        {
+            "taskId": "t1",
+            "status": "working",
+            "ttl": 60000,
+            "pollInterval": 500,
+            "createdAt": "2025-11-25T10:00:00Z",
+            "lastUpdatedAt": "2025-11-25T10:00:01Z",
+        }
+    )
     assert state == TaskState("t1", "working", None, "2025-11-25T10:00:00Z", "2025-11-25T10:00:01Z", 60000, 500)
     assert parse_task({"taskId": "t", "status": "completed", "ttl": None}).ttl_ms is None
     assert parse_task({"taskId": "t", "status": "failed"}).terminal
-    for bad, reason in [({"status": "working"}, "taskId"), ({"taskId": "t", "status": "sleeping"}, "unknown status"),
-                        ({"taskId": "t", "status": "working", "ttl": -1}, "ttl"),
-                        ({"taskId": "t", "status": "working", "pollInterval": "5"}, "pollInterval"),
-                        ({"taskId": "t", "status": "working", "statusMessage": 5}, "statusMessage")]:
+    for bad, reason in [
+        ({"status": "working"}, "taskId"),
+        ({"taskId": "t", "status": "sleeping"}, "unknown status"),
+        ({"taskId": "t", "status": "working", "ttl": -1}, "ttl"),
+        ({"taskId": "t", "status": "working", "pollInterval": "5"}, "pollInterval"),
+        ({"taskId": "t", "status": "working", "statusMessage": 5}, "statusMessage"),
+    ]:
         with pytest.raises(ValueError, match=reason):
             parse_task(bad)
 
@@ -95,7 +119,9 @@ def test_2025_capabilities_and_codecs():
     assert tasks_2025.call_params("t", {}, None, None)["task"] == {}
     with pytest.raises(ValueError, match="no 'task'"):
         tasks_2025.parse_create_result({"content": []})
-    tasks, cursor = tasks_2025.parse_list_result({"tasks": [{"taskId": "a", "status": "working"}], "nextCursor": "c"})
+    tasks, cursor = tasks_2025.parse_list_result(
+        {"tasks": [{"taskId": "a", "status": "working"}], "nextCursor": "c"}
+    )
     assert [t.task_id for t in tasks] == ["a"] and cursor == "c"
     assert tasks_2025.related_task_id({"_meta": {tasks_2025.RELATED_TASK: {"taskId": "z"}}}) == "z"
     assert tasks_2025.related_task_id({"_meta": {}}) is None

@@ -32,7 +32,8 @@ class ScenarioRun:
             return "(no result directory)"
         return "\n".join(
             f"--- client {name} ---\n{(self.result_dir / f'{name}.txt').read_text(errors='replace')[-3000:]}"
-            for name in ("stdout", "stderr") if (self.result_dir / f"{name}.txt").exists()
+            for name in ("stdout", "stderr")
+            if (self.result_dir / f"{name}.txt").exists()
         )
 
     def report(self) -> str:
@@ -64,24 +65,43 @@ def client_command() -> str:
     return command
 
 
-def run_client_scenario(scenario: str, spec_version: str, out_dir: Path, *, timeout: float = 90.0,
-                        client_timeout_ms: int = 30000) -> ScenarioRun:
+def run_client_scenario(
+    scenario: str, spec_version: str, out_dir: Path, *, timeout: float = 90.0, client_timeout_ms: int = 30000
+) -> ScenarioRun:
     """Run `conformance client --scenario SCENARIO --spec-version V -o OUT_DIR` and read its checks.json.
 
     The suite runs on Node 22 (first on PATH too) with the loopback preload, so its scripted
     servers listen on 127.0.0.1 only; the client under test is this venv's Python.
     """
     argv = [
-        node22(), "-r", str(LOOPBACK_PRELOAD), conformance_js(), "client",
-        "--command", client_command(), "--scenario", scenario, "--spec-version", spec_version,
-        "--timeout", str(client_timeout_ms), "-o", str(out_dir),
+        node22(),
+        "-r",
+        str(LOOPBACK_PRELOAD),
+        conformance_js(),
+        "client",
+        "--command",
+        client_command(),
+        "--scenario",
+        scenario,
+        "--spec-version",
+        spec_version,
+        "--timeout",
+        str(client_timeout_ms),
+        "-o",
+        str(out_dir),
     ]
     completed = subprocess.run(
-        argv, env=node_env(python_env()), cwd=out_dir, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=timeout,
+        argv,
+        env=node_env(python_env()),
+        cwd=out_dir,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     result_dirs = sorted(out_dir.glob(f"{scenario}-*/checks.json"))
     result_dir = result_dirs[-1].parent if result_dirs else None
     checks = json.loads((result_dir / "checks.json").read_text()) if result_dir else []
-    return ScenarioRun(scenario, spec_version, completed.returncode, completed.stdout + completed.stderr,
-                       result_dir, checks)
+    return ScenarioRun(
+        scenario, spec_version, completed.returncode, completed.stdout + completed.stderr, result_dir, checks
+    )

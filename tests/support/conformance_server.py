@@ -31,7 +31,9 @@ class ServerScenarioRun:
 
     def report(self) -> str:
         """Everything a reader needs to see why the scenario failed."""
-        lines = [f"conformance server scenario {self.scenario!r}: exit {self.returncode}, {len(self.checks)} checks"]
+        lines = [
+            f"conformance server scenario {self.scenario!r}: exit {self.returncode}, {len(self.checks)} checks"
+        ]
         for check in self.bad_checks:
             lines.append(f"  {check['status']} {check['id']} ({check.get('name')}): {check.get('description')}")
             if check.get("errorMessage"):
@@ -45,20 +47,44 @@ class ServerScenarioRun:
 def run_server_scenario(url: str, scenario: str, out_dir: Path, *, timeout: float = 90.0) -> ServerScenarioRun:
     """`conformance server --url URL --scenario SCENARIO -o OUT_DIR` on Node 22, and its checks.json."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    argv = [node22(), "-r", str(LOOPBACK_PRELOAD), conformance_js(), "server", "--url", url,
-            "--scenario", scenario, "-o", str(out_dir)]
-    completed = subprocess.run(argv, check=False, env=node_env(), cwd=out_dir, stdin=subprocess.DEVNULL,
-                               capture_output=True, text=True, timeout=timeout)
+    argv = [
+        node22(),
+        "-r",
+        str(LOOPBACK_PRELOAD),
+        conformance_js(),
+        "server",
+        "--url",
+        url,
+        "--scenario",
+        scenario,
+        "-o",
+        str(out_dir),
+    ]
+    completed = subprocess.run(
+        argv,
+        check=False,
+        env=node_env(),
+        cwd=out_dir,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     result_dirs = sorted(out_dir.glob(f"server-{scenario}-*/checks.json"))
     result_dir = result_dirs[-1].parent if result_dirs else None
     checks = json.loads((result_dir / "checks.json").read_text()) if result_dir else []
-    return ServerScenarioRun(scenario, completed.returncode, completed.stdout + completed.stderr, result_dir, checks)
+    return ServerScenarioRun(
+        scenario, completed.returncode, completed.stdout + completed.stderr, result_dir, checks
+    )
 
 
-def run_server_scenarios(url: str, scenarios: list[str], out_dir: Path, *, workers: int = 5,
-                         timeout: float = 90.0) -> dict[str, ServerScenarioRun]:
+def run_server_scenarios(
+    url: str, scenarios: list[str], out_dir: Path, *, workers: int = 5, timeout: float = 90.0
+) -> dict[str, ServerScenarioRun]:
     """Several scenarios at once against one server (each in its own runner process and directory)."""
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {name: pool.submit(run_server_scenario, url, name, out_dir / name, timeout=timeout)
-                   for name in scenarios}
+        futures = {
+            name: pool.submit(run_server_scenario, url, name, out_dir / name, timeout=timeout)
+            for name in scenarios
+        }
         return {name: future.result() for name, future in futures.items()}

@@ -77,14 +77,20 @@ def _stop(process: subprocess.Popen[bytes], grace: float) -> None:
 
 
 @contextmanager
-def spawn(argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path = REPO_ROOT,
-          grace: float = 5.0) -> Iterator[PeerProcess]:
+def spawn(
+    argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path = REPO_ROOT, grace: float = 5.0
+) -> Iterator[PeerProcess]:
     """Run `argv` for the duration of the block; stop its whole process group afterwards."""
     with tempfile.TemporaryDirectory(prefix="mcp-peer-") as tmp:
         stdout_path, stderr_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
         with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
             popen = subprocess.Popen(
-                list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                list(argv),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
                 start_new_session=True,
             )
         process = PeerProcess(list(argv), popen, stdout_path, stderr_path)

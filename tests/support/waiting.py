@@ -7,8 +7,9 @@ from collections.abc import Callable
 import anyio
 
 
-async def eventually(predicate: Callable[[], bool], *, timeout: float = 10.0, interval: float = 0.05,
-                     what: str = "condition") -> None:
+async def eventually(
+    predicate: Callable[[], bool], *, timeout: float = 10.0, interval: float = 0.05, what: str = "condition"
+) -> None:
     """Return once `predicate()` is true; raise TimeoutError after `timeout` seconds."""
     try:
         with anyio.fail_after(timeout):

@@ -23,9 +23,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-INIT_RESULT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {},
-               "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
-               "serverInfo": {"name": "fault-server", "version": "0"}}
+INIT_RESULT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
+    "serverInfo": {"name": "fault-server", "version": "0"},
+}
 TOOLS = {"tools": [{"name": "job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}]}
 
 
@@ -49,8 +51,7 @@ def make_app(state: State) -> Starlette:
             last = request.headers.get("last-event-id")
             if mode == "resume" and last in state.resume_payload:
                 body = state.resume_payload.pop(last)
-                return StreamingResponse(iter([f"id: {last}-r\ndata: {body}\n\n"]),
-                                         media_type="text/event-stream")
+                return StreamingResponse(iter([f"id: {last}-r\ndata: {body}\n\n"]), media_type="text/event-stream")
             return Response(status_code=405)
         msg = json.loads(await request.body())
         if "id" not in msg or "method" not in msg:
@@ -82,10 +83,15 @@ def make_app(state: State) -> Starlette:
             return StreamingResponse(iter(["data: \n\n"]), media_type="text/event-stream")
         if mode == "resume":
             event_id = f"e{msg['id']}"
-            state.resume_payload[event_id] = json.dumps(_result(msg, {"content": [{"type": "text", "text": "resumed"}]}
-                                                              if msg["method"] == "tools/call" else TOOLS))
-            return StreamingResponse(iter([f"id: {event_id}\nretry: 50\ndata: \n\n"]),
-                                     media_type="text/event-stream")
+            state.resume_payload[event_id] = json.dumps(
+                _result(
+                    msg,
+                    {"content": [{"type": "text", "text": "resumed"}]} if msg["method"] == "tools/call" else TOOLS,
+                )
+            )
+            return StreamingResponse(
+                iter([f"id: {event_id}\nretry: 50\ndata: \n\n"]), media_type="text/event-stream"
+            )
         return JSONResponse({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
 
     return Starlette(routes=[Route("/{mode}", endpoint, methods=["GET", "POST", "DELETE"])])

@@ -83,7 +83,10 @@ async def test_forgotten_session_is_session_expired():
 
 
 async def test_user_headers_go_on_every_request_and_delete_ends_the_session():
-    async with serve_faults() as (base, state), mtj.connect(f"{base}/status", headers={"Authorization": "Bearer sekrit"}):
+    async with (
+        serve_faults() as (base, state),
+        mtj.connect(f"{base}/status", headers={"Authorization": "Bearer sekrit"}),
+    ):
         pass
     methods = [m for (m, _mode, _h) in state.requests]
     assert methods[-1] == "DELETE"

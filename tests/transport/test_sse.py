@@ -16,7 +16,7 @@ async def _chunks(parts):
 async def events_of(data, *, position=None, split=None, max_event_bytes=None):
     """The events of ``data`` (str or bytes), fed whole or in pieces of ``split`` bytes."""
     raw = data.encode() if isinstance(data, str) else data
-    parts = [raw] if split is None else [raw[i:i + split] for i in range(0, len(raw), split)]
+    parts = [raw] if split is None else [raw[i : i + split] for i in range(0, len(raw), split)]
     position = StreamPosition() if position is None else position
     kwargs = {} if max_event_bytes is None else {"max_event_bytes": max_event_bytes}
     return [e async for e in read_events(_chunks(parts), position, **kwargs)]
@@ -24,8 +24,9 @@ async def events_of(data, *, position=None, split=None, max_event_bytes=None):
 
 async def test_multiline_data_ids_and_retry_persist():
     position = StreamPosition()
-    events = await events_of("retry: 250\nid: 1\ndata: {\"a\":\ndata: 1}\n\n: comment\ndata: x\n\n",
-                             position=position)
+    events = await events_of(
+        'retry: 250\nid: 1\ndata: {"a":\ndata: 1}\n\n: comment\ndata: x\n\n', position=position
+    )
     assert [e.data for e in events if e.data] == ['{"a":\n1}', "x"]
     assert all(e.id == "1" for e in events)  # the last id carries over
     assert position.retry_ms == 250 and position.last_event_id == "1"

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 
 # A minimal line-based server: answers initialize (server/discover with method-not-found, as a legacy
 # server does, so the client's probe does not wait), then behaves as MODE says.
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys, time, signal
     mode = sys.argv[1]
     if mode == "stubborn":
@@ -40,7 +40,7 @@ SCRIPT = textwrap.dedent('''
             sys.stdin.close()
             while True:
                 time.sleep(1)
-''')
+""")
 
 
 def argv(mode):
@@ -75,7 +75,10 @@ async def test_garbage_lines_are_reported_and_skipped():
 
 
 async def test_env_reaches_the_server():
-    cmd = [sys.executable, "-c", textwrap.dedent('''
+    cmd = [
+        sys.executable,
+        "-c",
+        textwrap.dedent("""
         import json, os, sys
         for line in sys.stdin:
             msg = json.loads(line)
@@ -86,7 +89,8 @@ async def test_env_reaches_the_server():
                 print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
                     "protocolVersion": "2025-06-18", "capabilities": {},
                     "serverInfo": {"name": os.environ["MTJ_NAME"]}}}), flush=True)
-    ''')]
+    """),
+    ]
     async with mtj.connect(cmd, env={"MTJ_NAME": "from-env"}) as client:
         assert client.server_info.name == "from-env" and client.protocol_version == "2025-06-18"
         assert client.dialect.name == "none"
@@ -102,12 +106,16 @@ async def test_close_terminates_then_kills_a_stubborn_server(monkeypatch):
 
 
 async def test_unsupported_protocol_version_is_refused():
-    cmd = [sys.executable, "-c", textwrap.dedent('''
+    cmd = [
+        sys.executable,
+        "-c",
+        textwrap.dedent("""
         import json, sys
         for line in sys.stdin:
             msg = json.loads(line)
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
                 "protocolVersion": "1999-01-01", "capabilities": {}, "serverInfo": {"name": "old"}}}), flush=True)
-    ''')]
+    """),
+    ]
     with pytest.raises(mtj.ProtocolError, match="speaks protocol '1999-01-01'"):
         await mtj.connect(cmd)

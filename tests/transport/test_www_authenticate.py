@@ -11,8 +11,10 @@ def parsed(header):
 
 
 def test_a_bearer_challenge_with_quoted_and_token_values():
-    header = ('Bearer realm="example", error="invalid_token", error_description="The token \\"x\\" expired, '
-              'sorry", scope=read, resource_metadata="https://rs.example/.well-known/oauth-protected-resource"')
+    header = (
+        'Bearer realm="example", error="invalid_token", error_description="The token \\"x\\" expired, '
+        'sorry", scope=read, resource_metadata="https://rs.example/.well-known/oauth-protected-resource"'
+    )
     [challenge] = parse_www_authenticate(header)
     assert challenge.is_bearer and challenge.realm == "example" and challenge.error == "invalid_token"
     assert challenge.error_description == 'The token "x" expired, sorry'
@@ -40,15 +42,24 @@ def test_a_bare_scheme_and_empty_headers():
     assert bearer_challenge([]) is None
 
 
-@pytest.mark.parametrize("header", ['Bearer realm="unterminated', 'Bearer realm=', '=,=="x"', '"quoted" Bearer',
-                                    "Bearer realm=\x00\x7f\u2028", "Bearer ,,, error", "\\"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        'Bearer realm="unterminated',
+        "Bearer realm=",
+        '=,=="x"',
+        '"quoted" Bearer',
+        "Bearer realm=\x00\x7f\u2028",
+        "Bearer ,,, error",
+        "\\",
+    ],
+)
 def test_garbage_never_raises(header):
     parse_www_authenticate(header)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([*'Bearer realm="x\\, =\t', "error", "scope", "\u00e9"])).map("".join)
-       | st.text())
+@given(st.lists(st.sampled_from([*'Bearer realm="x\\, =\t', "error", "scope", "\u00e9"])).map("".join) | st.text())
 def test_any_text_parses_without_raising(header):
     for challenge in parse_www_authenticate(header):
         assert challenge.scheme and all(name == name.lower() for name in challenge.params)

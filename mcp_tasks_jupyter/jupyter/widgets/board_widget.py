@@ -58,9 +58,16 @@ class BoardWidget(anywidget.AnyWidget):
     select_status = t.Unicode(None, allow_none=True).tag(sync=True)
     sent_at = t.Float(0.0).tag(sync=True)
 
-    def __init__(self, handles: Iterable[TaskHandle] = (), *, server: str | None = None,
-                 status: str | None = None, interval: float = BOARD_INTERVAL,
-                 select_server: str | None = None, select_status: str | None = None) -> None:
+    def __init__(
+        self,
+        handles: Iterable[TaskHandle] = (),
+        *,
+        server: str | None = None,
+        status: str | None = None,
+        interval: float = BOARD_INTERVAL,
+        select_server: str | None = None,
+        select_status: str | None = None,
+    ) -> None:
         self._handles: list[TaskHandle] = []
         self._rows: list[dict[str, Any]] = []
         #: Static rows (keys -1, -2, ...) and where each (server, task id) is among them.
@@ -75,9 +82,15 @@ class BoardWidget(anywidget.AnyWidget):
         self._coalescer = Coalescer(self._flush, interval)
         for handle in handles:
             self._track(handle)
-        super().__init__(rows=self._visible_rows(), filter_server=server, filter_status=status,
-                         select_server=select_server, select_status=select_status,
-                         total=self._total(), sent_at=time.time())
+        super().__init__(
+            rows=self._visible_rows(),
+            filter_server=server,
+            filter_status=status,
+            select_server=select_server,
+            select_status=select_status,
+            total=self._total(),
+            sent_at=time.time(),
+        )
         self.on_msg(self._on_front_end_msg)
 
     @property
@@ -101,9 +114,18 @@ class BoardWidget(anywidget.AnyWidget):
             self._live_ids = {(h.server, h.task_id) for h in self._handles if h.task_id}
         return (server, task_id) in self._live_ids
 
-    def add_static(self, *, tool: str | None, server: str, status: str, message: str | None = None,
-                   task_id: str | None = None, created_at: str | None = None,
-                   updated_at: str | None = None, refresh: bool = False) -> bool:
+    def add_static(
+        self,
+        *,
+        tool: str | None,
+        server: str,
+        status: str,
+        message: str | None = None,
+        task_id: str | None = None,
+        created_at: str | None = None,
+        updated_at: str | None = None,
+        refresh: bool = False,
+    ) -> bool:
         """Show a task no handle here follows, with its last known status (``tool`` None: "?").
 
         A task already on the board (same server and task id) is not added again; with ``refresh``
@@ -113,9 +135,16 @@ class BoardWidget(anywidget.AnyWidget):
             if refresh:
                 at = self._static_at[(server, task_id)]
                 old = self._static[at]
-                row = static_board_row(old["key"], tool=old["tool"], server=server, status=status,
-                                       message=message, task_id=task_id, created_at=created_at,
-                                       updated_at=updated_at)
+                row = static_board_row(
+                    old["key"],
+                    tool=old["tool"],
+                    server=server,
+                    status=status,
+                    message=message,
+                    task_id=task_id,
+                    created_at=created_at,
+                    updated_at=updated_at,
+                )
                 if row["started"] is None:
                     row["started"] = old["started"]
                 if row != old:
@@ -127,8 +156,18 @@ class BoardWidget(anywidget.AnyWidget):
         key = -1 - len(self._static)
         if task_id:
             self._static_at[(server, task_id)] = len(self._static)
-        self._static.append(static_board_row(key, tool=tool, server=server, status=status, message=message,
-                                             task_id=task_id, created_at=created_at, updated_at=updated_at))
+        self._static.append(
+            static_board_row(
+                key,
+                tool=tool,
+                server=server,
+                status=status,
+                message=message,
+                task_id=task_id,
+                created_at=created_at,
+                updated_at=updated_at,
+            )
+        )
         self._coalescer.request()
         return True
 
@@ -186,8 +225,11 @@ class BoardWidget(anywidget.AnyWidget):
         rows = self._rows + self._static
         if server is None and status is None:
             return rows
-        return [row for row in rows
-                if (server is None or row["server"] == server) and (status is None or row["status"] == status)]
+        return [
+            row
+            for row in rows
+            if (server is None or row["server"] == server) and (status is None or row["status"] == status)
+        ]
 
     def _flush(self) -> None:
         if self.comm is None:

@@ -61,11 +61,17 @@ OPEN, ANSWERED, WITHDRAWN = "open", "answered", "withdrawn"
 
 # -- the server's question as form data --------------------------------------------------------
 
+
 def form_spec(params: dict[str, Any]) -> dict[str, Any]:
     """What the browser needs to draw ``params`` (an ``elicitation/create`` request's params)."""
     message = params.get("message")
-    spec: dict[str, Any] = {"mode": "form", "message": message if isinstance(message, str) else "",
-                            "fields": [], "url": None, "href": None}
+    spec: dict[str, Any] = {
+        "mode": "form",
+        "message": message if isinstance(message, str) else "",
+        "fields": [],
+        "url": None,
+        "href": None,
+    }
     if params.get("mode") == "url":
         url = params.get("url")
         url = url if isinstance(url, str) else ""
@@ -74,44 +80,64 @@ def form_spec(params: dict[str, Any]) -> dict[str, Any]:
     schema = params.get("requestedSchema")
     schema = schema if isinstance(schema, dict) else None
     required = set(elicitation.required(schema))
-    spec["fields"] = [field_spec(name, prop, name in required)
-                      for name, prop in elicitation.properties(schema).items()]
+    spec["fields"] = [
+        field_spec(name, prop, name in required) for name, prop in elicitation.properties(schema).items()
+    ]
     return spec
 
 
 def field_spec(name: str, prop: dict[str, Any], required: bool) -> dict[str, Any]:
     """One field of the form (see the module docstring for the keys)."""
     title, description = prop.get("title"), prop.get("description")
-    field: dict[str, Any] = {"name": name, "label": title if isinstance(title, str) and title else name,
-                             "description": description if isinstance(description, str) else "",
-                             "required": required}
+    field: dict[str, Any] = {
+        "name": name,
+        "label": title if isinstance(title, str) and title else name,
+        "description": description if isinstance(description, str) else "",
+        "required": required,
+    }
     options = elicitation.choices(prop)
     multi = elicitation.multi_choices(prop)
     kind = prop.get("type")
     if options is not None:
-        field.update(kind="choice", options=[[value, label] for value, label in options],
-                     control="radio" if len(options) <= RADIO_MAX else "select")
+        field.update(
+            kind="choice",
+            options=[[value, label] for value, label in options],
+            control="radio" if len(options) <= RADIO_MAX else "select",
+        )
     elif multi is not None:
-        field.update(kind="multi", options=[[value, label] for value, label in multi],
-                     min_items=_int(prop.get("minItems")), max_items=_int(prop.get("maxItems")))
+        field.update(
+            kind="multi",
+            options=[[value, label] for value, label in multi],
+            min_items=_int(prop.get("minItems")),
+            max_items=_int(prop.get("maxItems")),
+        )
     elif kind == "boolean":
         field["kind"] = "boolean"
     elif kind in ("number", "integer"):
-        field.update(kind="number", integer=kind == "integer", minimum=_number(prop.get("minimum")),
-                     maximum=_number(prop.get("maximum")))
+        field.update(
+            kind="number",
+            integer=kind == "integer",
+            minimum=_number(prop.get("minimum")),
+            maximum=_number(prop.get("maximum")),
+        )
     else:
         fmt = prop.get("format")
         pattern = prop.get("pattern")
-        field.update(kind="text", input=_FORMATS.get(fmt, "text") if isinstance(fmt, str) else "text",
-                     min_length=_int(prop.get("minLength")), max_length=_int(prop.get("maxLength")),
-                     pattern=pattern if isinstance(pattern, str) else None)
+        field.update(
+            kind="text",
+            input=_FORMATS.get(fmt, "text") if isinstance(fmt, str) else "text",
+            min_length=_int(prop.get("minLength")),
+            max_length=_int(prop.get("maxLength")),
+            pattern=pattern if isinstance(pattern, str) else None,
+        )
     if "default" in prop and not elicitation.field_errors(name, prop, prop["default"]):
         field["default"] = prop["default"]
     return field
 
 
-def check_answer(params: dict[str, Any], action: Any,
-                 content: Any) -> tuple[dict[str, Any] | None, dict[str, list[str]]]:
+def check_answer(
+    params: dict[str, Any], action: Any, content: Any
+) -> tuple[dict[str, Any] | None, dict[str, list[str]]]:
     """``(answer, {})`` for a submission that may be sent, else ``(None, errors by field)``.
 
     Only the schema's own fields are kept; every value must fit (:mod:`~mcp_tasks_jupyter.elicitation`).
@@ -135,6 +161,7 @@ def check_answer(params: dict[str, Any], action: Any,
 
 
 # -- one open question and the widgets that show it -----------------------------------------------
+
 
 class Question:
     """One server question on show: its form, where it is shown, and the person's answer.
@@ -171,8 +198,13 @@ class Question:
     def entry(self, host: Any) -> dict[str, Any]:
         """The form as ``host`` draws it: the spec, the state and that host's errors."""
         attempts, errors = self._attempts.get(id(host), (0, {}))
-        return {**self.spec, "state": self.state, "note": self.note,
-                "errors": errors if self.open else {}, "attempts": attempts}
+        return {
+            **self.spec,
+            "state": self.state,
+            "note": self.note,
+            "errors": errors if self.open else {},
+            "attempts": attempts,
+        }
 
     def submit(self, host: Any, message: dict[str, Any]) -> None:
         """A custom message from ``host``'s front end: check it, then settle the question or show
@@ -287,8 +319,12 @@ def _is_http(url: str) -> bool:
         parts = urlsplit(url)
     except ValueError:
         return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc) and url.isprintable() \
+    return (
+        parts.scheme.lower() in ("http", "https")
+        and bool(parts.netloc)
+        and url.isprintable()
         and not any(c.isspace() for c in url)
+    )
 
 
 def _int(value: Any) -> int | None:

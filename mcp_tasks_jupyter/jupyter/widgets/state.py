@@ -63,7 +63,8 @@ class TaskState:
             "logs": self._logs(),
             "log_count": len(h.logs),
             "pending": [_cut(q, MESSAGE_CHARS) for q in pending_questions(h)[:QUESTIONS_SHOWN]]
-            if h.pending_input else [],
+            if h.pending_input
+            else [],
         }
 
     def _created_epoch(self) -> float | None:
@@ -82,20 +83,36 @@ class TaskState:
         return self._log_lines
 
 
-
-
 def board_row(key: int, handle: TaskHandle) -> dict[str, Any]:
     """One board row of a followed handle (``view.board_row``: named fields; ``live`` True)."""
     return view.board_row(key, view_of(handle))
 
 
-def static_board_row(key: int, *, tool: str | None, server: str, status: str, message: str | None,
-                     task_id: str | None, created_at: str | None = None,
-                     updated_at: str | None = None) -> dict[str, Any]:
+def static_board_row(
+    key: int,
+    *,
+    tool: str | None,
+    server: str,
+    status: str,
+    message: str | None,
+    task_id: str | None,
+    created_at: str | None = None,
+    updated_at: str | None = None,
+) -> dict[str, Any]:
     """A board row of a task known only from the task index or the server's ``tasks/list``: its
     last known status, never ticking (``live`` False)."""
-    return view.board_row(key, record_view(tool=tool, server=server, status=status, message=message,
-                                           task_id=task_id, created_at=created_at, updated_at=updated_at))
+    return view.board_row(
+        key,
+        record_view(
+            tool=tool,
+            server=server,
+            status=status,
+            message=message,
+            task_id=task_id,
+            created_at=created_at,
+            updated_at=updated_at,
+        ),
+    )
 
 
 def format_log(params: dict[str, Any]) -> str:
