@@ -11,9 +11,12 @@ Bands (markers, applied here so that no test can forget its own; run one with ``
     Needs what ``make peers`` installs (the npm peers, the fastmcp venv, the conformance suite):
     tests/interop, tests/conformance, a module that uses one of those peers' launchers, or a test
     marked ``peers`` by hand.
+``servers``
+    Starts a server process of ours: the demo server (over stdio or HTTP) or the scripted stdio fault
+    server, by a module's launchers or the ``connect_demo`` fixture.
 ``unit``
-    Everything else: no kernel, no browser, no peer (a demo server or a scripted server on loopback
-    is fine).
+    Everything else: no kernel, no browser, no peer, no server process (a scripted server in the test's
+    own event loop, on a loopback socket, is fine). ``make check`` runs this band.
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ PEER_DIRS = (ROOT / "tests" / "interop", ROOT / "tests" / "conformance")
 #: A test module that uses anything from these modules starts a kernel.
 KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "tests.jupyter.kernel_harness")
 #: Launchers in tests/support/peers.py of the peers ``make peers`` installs (the demo's are not).
+#: Launchers of our own server processes (the demo, the scripted stdio fault server).
+SERVER_LAUNCHERS = frozenset(
+    {"demo_stdio_argv", "start_demo_http", "demo_client", "StdioPeer", "HttpPeer", "http_server", "stdio_argv"}
+)
+SERVER_FIXTURES = frozenset({"connect_demo"})
 PEER_LAUNCHERS = frozenset(
     {
         "everything_stdio_argv",
@@ -62,29 +70,34 @@ def _origin(value: object) -> str:
     return origin if isinstance(origin, str) else ""
 
 
-def _uses(module: types.ModuleType | None) -> tuple[bool, bool]:
-    """(starts a kernel, needs a peer) for a test module, from what it imports."""
+def _uses(module: types.ModuleType | None) -> tuple[bool, bool, bool]:
+    """(starts a kernel, needs a peer, starts a server process) for a test module, from what it imports."""
     if module is None:
-        return False, False
-    kernel = peers = False
+        return False, False, False
+    kernel = peers = servers = False
     for name, value in vars(module).items():
         origin = _origin(value)
         if any(origin == m or origin.startswith(m + ".") for m in KERNEL_MODULES):
             kernel = True
         if name in PEER_LAUNCHERS and origin == "tests.support.peers":
             peers = True
-    return kernel, peers
+        if name in SERVER_LAUNCHERS and (origin.startswith("tests.") or origin == "demo_harness"):
+            servers = True
+    return kernel, peers, servers
 
 
 def _band_markers(item: pytest.Item) -> list[str]:
     path = Path(str(item.path)).resolve()
     if any(path.is_relative_to(d) for d in BROWSER_DIRS):
         return ["browser"]
-    kernel, peers = _uses(getattr(item, "module", None))
+    kernel, peers, servers = _uses(getattr(item, "module", None))
+    servers = servers or bool(SERVER_FIXTURES & set(getattr(item, "fixturenames", ())))
     if path.suffix == ".ipynb":
         kernel = True  # an nbval cell: the notebook runs in a kernel
     peers = peers or any(path.is_relative_to(d) for d in PEER_DIRS) or item.get_closest_marker("peers") is not None
     bands = (["kernel"] if kernel else []) + (["peers"] if peers else [])
+    if not bands and servers:
+        bands = ["servers"]
     return bands or ["unit"]
 
 
