@@ -8,35 +8,61 @@
 
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-from .client import Client, connect
-from .errors import (
-    ConnectionFailed,
-    HTTPStatusError,
-    InvalidMessage,
-    MCPError,
-    ProtocolError,
-    RequestTimeout,
-    ServerExited,
-    ServerUnreachable,
-    SessionExpired,
-    TaskCancelled,
-    TaskError,
-    TaskExpired,
-    TaskFailed,
-    TaskLost,
-    TaskNotFound,
-    ToolNotFound,
-    UsageError,
+    from .client import Client, connect
+    from .errors import (
+        ConnectionFailed,
+        HTTPStatusError,
+        InvalidMessage,
+        MCPError,
+        ProtocolError,
+        RequestTimeout,
+        ServerExited,
+        ServerUnreachable,
+        SessionExpired,
+        TaskCancelled,
+        TaskError,
+        TaskExpired,
+        TaskFailed,
+        TaskLost,
+        TaskNotFound,
+        ToolNotFound,
+        UsageError,
+    )
+    from .protocol.tasks import TaskState
+    from .protocol.types import Tool
+    from .results import ToolResult
+    from .tasks import Progress, TaskHandle
+
+_ERRORS = (
+    "ConnectionFailed", "HTTPStatusError", "InvalidMessage", "MCPError", "ProtocolError", "RequestTimeout",
+    "ServerExited", "ServerUnreachable", "SessionExpired", "TaskCancelled", "TaskError", "TaskExpired",
+    "TaskFailed", "TaskLost", "TaskNotFound", "ToolNotFound", "UsageError",
 )
-from .protocol.tasks import TaskState
-from .protocol.types import Tool
-from .results import ToolResult
-from .tasks import Progress, TaskHandle
+#: Where each public name lives; it is imported on first use, so that ``python -m mcp_tasks_jupyter.demo``
+#: (which needs none of them) starts without loading the client, pydantic and httpx.
+_LAZY = {
+    **dict.fromkeys(_ERRORS, ".errors"),
+    "Client": ".client", "connect": ".client", "TaskState": ".protocol.tasks", "Tool": ".protocol.types",
+    "ToolResult": ".results", "Progress": ".tasks", "TaskHandle": ".tasks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 def load_ipython_extension(ipython: "InteractiveShell") -> None:

@@ -1,6 +1,40 @@
-"""Shared pytest set-up: async tests run on asyncio through anyio's plugin."""
+"""Shared pytest set-up: async tests run on asyncio through anyio's plugin; every test gets its band.
+
+Bands (markers, applied here so that no test can forget its own; run one with ``pytest -m unit``):
+
+``browser``
+    tests/browser: JupyterLab driven through chromium.
+``kernel``
+    Starts a Jupyter kernel: the notebooks (nbval), and every test module that uses jupyter_client,
+    nbclient or tests/jupyter/kernel_harness.py.
+``peers``
+    Needs what ``make peers`` installs (the npm peers, the fastmcp venv, the conformance suite):
+    tests/interop, tests/conformance, a module that uses one of those peers' launchers, or a test
+    marked ``peers`` by hand.
+``unit``
+    Everything else: no kernel, no browser, no peer (a demo server or a scripted server on loopback
+    is fine).
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Directories whose every test is in one band.
+BROWSER_DIRS = (ROOT / "tests" / "browser",)
+PEER_DIRS = (ROOT / "tests" / "interop", ROOT / "tests" / "conformance")
+#: A test module that uses anything from these modules starts a kernel.
+KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "tests.jupyter.kernel_harness")
+#: Launchers in tests/support/peers.py of the peers ``make peers`` installs (the demo's are not).
+PEER_LAUNCHERS = frozenset({
+    "everything_stdio_argv", "start_everything_http", "mcp1_stdio_argv", "start_mcp1_http",
+    "fastmcp_stdio_argv", "start_fastmcp_http",
+})
 
 
 @pytest.fixture
@@ -12,3 +46,44 @@ def anyio_backend() -> str:
 def _own_task_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test records tasks in a task index of its own, never in the user's data directory."""
     monkeypatch.setenv("MTJ_INDEX", str(tmp_path_factory.mktemp("index") / "tasks.sqlite3"))
+
+
+def _origin(value: object) -> str:
+    """The module a global of a test module comes from ("" when it tells none)."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    origin = getattr(value, "__module__", None)
+    return origin if isinstance(origin, str) else ""
+
+
+def _uses(module: types.ModuleType | None) -> tuple[bool, bool]:
+    """(starts a kernel, needs a peer) for a test module, from what it imports."""
+    if module is None:
+        return False, False
+    kernel = peers = False
+    for name, value in vars(module).items():
+        origin = _origin(value)
+        if any(origin == m or origin.startswith(m + ".") for m in KERNEL_MODULES):
+            kernel = True
+        if name in PEER_LAUNCHERS and origin == "tests.support.peers":
+            peers = True
+    return kernel, peers
+
+
+def _band_markers(item: pytest.Item) -> list[str]:
+    path = Path(str(item.path)).resolve()
+    if any(path.is_relative_to(d) for d in BROWSER_DIRS):
+        return ["browser"]
+    kernel, peers = _uses(getattr(item, "module", None))
+    if path.suffix == ".ipynb":
+        kernel = True  # an nbval cell: the notebook runs in a kernel
+    peers = peers or any(path.is_relative_to(d) for d in PEER_DIRS) or item.get_closest_marker("peers") is not None
+    bands = (["kernel"] if kernel else []) + (["peers"] if peers else [])
+    return bands or ["unit"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for band in _band_markers(item):
+            if item.get_closest_marker(band) is None:
+                item.add_marker(band)

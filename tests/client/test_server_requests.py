@@ -11,8 +11,9 @@ import mcp_tasks_jupyter as mtj
 
 pytestmark = pytest.mark.anyio
 
-# Answers initialize, then on tools/call sends the request named by the tool to the client (ids 1000, ...),
-# and returns the client's answer (or error) as the tool's text.
+# Answers initialize (and server/discover with method-not-found, as a legacy server does, so the client's
+# probe does not wait), then on tools/call sends the request named by the tool to the client (ids 1000,
+# ...), and returns the client's answer (or error) as the tool's text.
 SCRIPT = textwrap.dedent('''
     import json, sys
     def send(obj):
@@ -21,7 +22,9 @@ SCRIPT = textwrap.dedent('''
     for line in sys.stdin:
         msg = json.loads(line)
         method = msg.get("method")
-        if method == "initialize":
+        if method == "server/discover":
+            send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}})
+        elif method == "initialize":
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-11-25",
                   "capabilities": {"tools": {}}, "serverInfo": {"name": "asker"},
                   "clientCaps": msg["params"]["capabilities"]}})

@@ -20,6 +20,7 @@ async def until(predicate, timeout: float = 10.0, step: float = 0.02) -> None:
             await asyncio.sleep(step)
 
 
+@pytest.mark.usefixtures("short_backoff")
 @pytest.mark.parametrize("status", [500, 502, 503])
 async def test_a_5xx_on_polls_is_retried_and_the_task_completes(status):
     async with http_fault_server() as server, mtj.connect(server.url) as client:
@@ -39,6 +40,7 @@ async def test_broken_stdio_framing_is_noise_and_the_task_still_completes():
         assert "fault-stdio-garbage_framing" in str(client.session.last_noise)
 
 
+@pytest.mark.usefixtures("short_backoff")
 async def test_a_server_that_never_answers_polls_loses_the_task_with_the_reason():
     async with mtj.connect(stdio_argv("silent_tasks_get")) as client:
         client.session.request_timeout = 0.3

@@ -23,6 +23,7 @@ GARBAGE = {
 
 
 @pytest.mark.parametrize("kind", list(GARBAGE))
+@pytest.mark.usefixtures("short_backoff")
 async def test_garbage_twice_then_good_answers_the_task_completes(kind):
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         handle = await client.start_task("job")
@@ -35,6 +36,7 @@ async def test_garbage_twice_then_good_answers_the_task_completes(kind):
         assert next(answers) >= 3  # two garbage answers, then a good one
 
 
+@pytest.mark.usefixtures("short_backoff")
 async def test_garbage_for_good_ends_the_task_lost_with_the_reason():
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         client.max_poll_failures = 2

@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 import mcp_tasks_jupyter as mtj
+from mcp_tasks_jupyter import session as session_module
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.render import summary_line
 
@@ -90,14 +91,15 @@ async def test_a_server_that_does_not_come_back_loses_its_tasks_after_the_window
         assert handle.status == "lost"
 
 
-async def test_many_tasks_wait_for_one_reconnection_instead_of_each_retrying():
+async def test_many_tasks_wait_for_one_reconnection_instead_of_each_retrying(monkeypatch):
+    monkeypatch.setattr(session_module, "RECONNECT_MAX_DELAY_S", 0.25)  # probes keep coming while it is down
     async with http_fault_server() as server, mtj.connect(server.url, reconnect_for=30) as client:
         client.max_poll_failures = 1  # a poller counting its own failures would give up at once
         handles = [await client.start_task("job") for _ in range(20)]
         await until(lambda: len(server.brain.requests("tasks/get")) >= 20)
         await server.stop()
         await until(lambda: client.session.reconnecting)
-        await asyncio.sleep(2.0)  # several poll intervals (100 ms) pass while it is down
+        await asyncio.sleep(1.0)  # several poll intervals (100 ms) and reconnection probes pass while it is down
         await server.start()
         await until(lambda: not client.session.reconnecting)
         assert not any(h.done() for h in handles)

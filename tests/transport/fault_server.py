@@ -5,7 +5,8 @@ Each route misbehaves in one way once ``initialize`` has been answered normally:
 wrong shape, ``/status/<code>`` with that HTTP status, ``/cut`` cuts SSE answers without event ids,
 ``/resume`` cuts SSE answers after a primed event id and serves the answer on a GET with Last-Event-ID,
 ``/silent`` never answers ``tools/list``, ``/expire`` forgets the session (404) after initialize,
-``/wrongtype`` answers with text/html.
+``/wrongtype`` answers with text/html. Before that, ``server/discover`` gets method-not-found, as from
+a legacy server (the client's probe then falls back to ``initialize`` at once).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ def make_app(state: State) -> Starlette:
         msg = json.loads(await request.body())
         if "id" not in msg or "method" not in msg:
             return Response(status_code=202)
+        if msg["method"] == "server/discover":
+            return JSONResponse({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
         if msg["method"] == "initialize":
             return JSONResponse(_result(msg, INIT_RESULT), headers={"Mcp-Session-Id": "s1"})
         if mode == "expire":

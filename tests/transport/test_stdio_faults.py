@@ -7,11 +7,12 @@ import textwrap
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.transport import StdioTransport
+from mcp_tasks_jupyter.transport import StdioTransport, stdio
 
 pytestmark = pytest.mark.anyio
 
-# A minimal line-based server: answers initialize, then behaves as MODE says.
+# A minimal line-based server: answers initialize (server/discover with method-not-found, as a legacy
+# server does, so the client's probe does not wait), then behaves as MODE says.
 SCRIPT = textwrap.dedent('''
     import json, sys, time, signal
     mode = sys.argv[1]
@@ -19,7 +20,10 @@ SCRIPT = textwrap.dedent('''
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for line in sys.stdin:
         msg = json.loads(line)
-        if msg.get("method") == "initialize":
+        if msg.get("method") == "server/discover":
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                "code": -32601, "message": "Method not found"}}), flush=True)
+        elif msg.get("method") == "initialize":
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
                 "protocolVersion": "2025-11-25", "capabilities": {},
                 "serverInfo": {"name": "script-" + mode}}}), flush=True)
@@ -75,7 +79,10 @@ async def test_env_reaches_the_server():
         import json, os, sys
         for line in sys.stdin:
             msg = json.loads(line)
-            if msg.get("method") == "initialize":
+            if msg.get("method") == "server/discover":
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                    "code": -32601, "message": "Method not found"}}), flush=True)
+            elif msg.get("method") == "initialize":
                 print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
                     "protocolVersion": "2025-06-18", "capabilities": {},
                     "serverInfo": {"name": os.environ["MTJ_NAME"]}}}), flush=True)
@@ -85,7 +92,8 @@ async def test_env_reaches_the_server():
         assert client.dialect.name == "none"
 
 
-async def test_close_terminates_then_kills_a_stubborn_server():
+async def test_close_terminates_then_kills_a_stubborn_server(monkeypatch):
+    monkeypatch.setattr(stdio, "SHUTDOWN_GRACE_S", 0.5)  # each step's wait; the server ignores them all
     transport = None
     async with mtj.connect(argv("stubborn")) as client:
         transport = client.transport
