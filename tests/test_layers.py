@@ -1,0 +1,220 @@
+"""The package's layer rules, read from its sources with ``ast`` (nothing is imported).
+
+1. Only ``mcp_tasks_jupyter/jupyter/`` imports the notebook stack (IPython, ipywidgets, anywidget,
+   traitlets, ipykernel, comm, jupyter_client, jupyter_core).
+2. ``mcp_tasks_jupyter/protocol/`` does no I/O: it imports pure stdlib modules, pydantic, and its own
+   modules only.
+3. Only ``mcp_tasks_jupyter/dialects/`` imports a dialect codec (``protocol/tasks_2025.py``,
+   ``tasks_ext.py``, ``tasks_sep1686.py``).
+4. No import cycles among the package's modules at import time.
+
+Imports under ``if TYPE_CHECKING:`` never run and are left out. Imports inside functions run (later),
+so rules 1-3 count them; rule 4 does not (a function-level import is how a cycle is broken).
+
+Plain ``ast`` rather than import-linter: the rules are a few lines each, need no new dependency and no
+import of the package (so no IPython start-up), and the allow-lists below sit next to the rules.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "mcp_tasks_jupyter"
+
+NOTEBOOK_STACK = frozenset({
+    "IPython", "ipywidgets", "anywidget", "traitlets", "ipykernel", "comm", "jupyter_client", "jupyter_core",
+})
+#: What protocol/ may import from outside itself: pure modules (no files, sockets, processes, threads,
+#: clocks or loggers). ``secrets`` only draws random bytes.
+PURE = frozenset({
+    "__future__", "abc", "base64", "binascii", "collections", "collections.abc", "copy", "dataclasses",
+    "datetime", "decimal", "enum", "functools", "hashlib", "hmac", "itertools", "json", "math", "numbers",
+    "operator", "re", "secrets", "string", "types", "typing", "typing_extensions", "unicodedata", "uuid",
+    "pydantic", "pydantic_core",
+})
+CODECS = frozenset({f"{PACKAGE}.protocol.tasks_2025", f"{PACKAGE}.protocol.tasks_ext",
+                    f"{PACKAGE}.protocol.tasks_sep1686"})
+
+# Today's violations, to be emptied (issue 13: client.py and the jupyter runtime reach into the codecs
+# instead of asking the dialect). A pair may leave this list, never join it.
+CODEC_IMPORTS_ALLOWED = frozenset({
+    (f"{PACKAGE}.client", f"{PACKAGE}.protocol.tasks_2025"),
+    (f"{PACKAGE}.client", f"{PACKAGE}.protocol.tasks_ext"),
+    (f"{PACKAGE}.client", f"{PACKAGE}.protocol.tasks_sep1686"),
+    (f"{PACKAGE}.jupyter.runtime", f"{PACKAGE}.protocol.tasks_2025"),
+})
+
+# Import cycles allowed for now (each a strongly connected set of modules); a cycle may shrink or go,
+# never grow, and no new one may appear. Empty: the one there was (the package's __init__ importing the
+# client, which imports the session, which takes __version__ from the package) went when __init__ began
+# to import the client's names on first use.
+CYCLES_ALLOWED: list[frozenset[str]] = []
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    target: str
+    line: int
+    at_import_time: bool  # module level (not inside a function)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted((ROOT / PACKAGE).rglob("*.py"))}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child):
+            for other in child.orelse:
+                yield from _walk(other, in_function)
+            continue
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child, in_function
+        yield from _walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                  ast.Lambda)))
+
+
+def imports(known: dict[str, Path]) -> list[Import]:
+    """Every import in the package, resolved to absolute module names (``from pkg import sub`` to
+    ``pkg.sub`` when that is a module of the package)."""
+    found = []
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node, in_function in _walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                for alias in node.names:
+                    candidate = f"{base}.{alias.name}"
+                    targets.append(candidate if candidate in known else base)
+            found += [Import(name, target, node.lineno, not in_function) for target in targets]
+    return found
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _where(imp: Import) -> str:
+    return f"{imp.importer} (line {imp.line}) imports {imp.target}"
+
+
+KNOWN = modules()
+IMPORTS = imports(KNOWN)
+
+
+def test_the_sources_are_found() -> None:
+    assert f"{PACKAGE}.client" in KNOWN and f"{PACKAGE}.protocol.jsonrpc" in KNOWN
+    assert any(i.importer == f"{PACKAGE}.session" and i.target == f"{PACKAGE}.protocol.jsonrpc" for i in IMPORTS)
+
+
+def test_only_the_jupyter_layer_imports_the_notebook_stack() -> None:
+    wrong = [_where(i) for i in IMPORTS
+             if _top(i.target) in NOTEBOOK_STACK and not _inside(i.importer, f"{PACKAGE}.jupyter")]
+    assert not wrong, "only mcp_tasks_jupyter/jupyter/ may import IPython & co.:\n" + "\n".join(wrong)
+
+
+def test_the_protocol_layer_does_no_io() -> None:
+    wrong = [_where(i) for i in IMPORTS if _inside(i.importer, f"{PACKAGE}.protocol")
+             and not _inside(i.target, f"{PACKAGE}.protocol") and i.target not in PURE and _top(i.target) not in PURE]
+    assert not wrong, ("mcp_tasks_jupyter/protocol/ imports only pure modules (add one to PURE only if it "
+                       "does no I/O):\n" + "\n".join(wrong))
+
+
+def test_only_the_dialects_import_the_task_codecs() -> None:
+    used = {(i.importer, i.target): i for i in IMPORTS
+            if i.target in CODECS and not _inside(i.importer, f"{PACKAGE}.dialects") and i.importer not in CODECS}
+    new = [_where(i) for pair, i in sorted(used.items()) if pair not in CODEC_IMPORTS_ALLOWED]
+    assert not new, "a task codec is for its dialect only (ask the dialect instead):\n" + "\n".join(new)
+    gone = sorted(CODEC_IMPORTS_ALLOWED - used.keys())
+    assert not gone, f"these imports are gone: take them off CODEC_IMPORTS_ALLOWED: {gone}"
+
+
+def cycles() -> list[frozenset[str]]:
+    """The strongly connected sets of modules (of more than one, or importing itself), at import time."""
+    graph: dict[str, set[str]] = {name: set() for name in KNOWN}
+    for i in IMPORTS:
+        if i.at_import_time and i.target in KNOWN:
+            graph[i.importer].add(i.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph[node]):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            members = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                members.add(member)
+                if member == node:
+                    break
+            if len(members) > 1 or node in graph[node]:
+                found.append(frozenset(members))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph)))
+    try:
+        for name in sorted(graph):
+            if name not in index:
+                visit(name)
+    finally:
+        sys.setrecursionlimit(limit)
+    return found
+
+
+def test_no_new_import_cycles() -> None:
+    new = [sorted(c) for c in cycles() if not any(c <= allowed for allowed in CYCLES_ALLOWED)]
+    assert not new, "new import cycles (break them, e.g. by importing where the name is used):\n" + "\n".join(
+        " <-> ".join(c) for c in new)
+
+
+def test_the_allowed_cycles_still_exist() -> None:
+    """An allow-list entry that no longer matches a cycle should be shrunk or removed."""
+    now = cycles()
+    stale = [sorted(allowed) for allowed in CYCLES_ALLOWED if allowed not in now]
+    assert not stale, f"these cycles changed or are gone: update CYCLES_ALLOWED: {stale}"
