@@ -3,7 +3,8 @@
 Run it with ``python -m mcp_tasks_jupyter.demo``: over stdio by default (newline-delimited
 JSON-RPC on stdin/stdout, logs on stderr), or over Streamable HTTP with ``--http``, when it
 prints one line, ``MCP demo server listening on http://127.0.0.1:PORT/mcp``, once it accepts
-connections. It is self-contained (stdlib, starlette, uvicorn) and does not use the client
+connections. It is self-contained (the stdlib; starlette and uvicorn for HTTP, from the
+``demo-http`` extra: ``pip install 'mcp-tasks-jupyter[demo-http]'``) and does not use the client
 library in the rest of this package.
 
 Dialects, chosen per client by what the client sends (``--dialect 2025-11-25|sep1686|ext``
@@ -48,17 +49,14 @@ Tools (durations are arguments, so tests and demos can be fast):
     A 480x270 PNG bar chart (image block), a summary line and ``{title, count, min, max, mean}``.
 ``echo {text}`` (no ``execution`` field: tasks forbidden)
     Returns the text at once.
-``exit_process {after_seconds=0.5, code=3}`` (optional; only with ``--faults``)
-    Writes "demo server exiting on purpose" to stderr and ends the process with ``code``.
 
-With ``--conformance``, ext clients also see the official conformance suite's fixture tools
-(``greet``, ``protocol_error_job``, ``confirm_delete``, ``multi_input``,
-``test_tool_with_task``; see :mod:`.fixtures`), and ``failing_job`` requires a task there.
+The tests run it with more tools (a fault tool, the conformance suite's fixtures): see
+tests/support/demo_server.py.
 
 Flags: ``--http``, ``--host`` (127.0.0.1), ``--port`` (0 = a free port), ``--poll-interval MS``
 (500, at least 100), ``--default-ttl MS`` (600000), ``--max-ttl MS`` (3600000),
-``--tools-page-size N`` (100), ``--tasks-page-size N`` (50), ``--faults``, ``--dialect``
-(auto), ``--conformance``, ``--no-status-notifications``, ``--log-level`` (warning).
+``--tools-page-size N`` (100), ``--tasks-page-size N`` (50), ``--dialect`` (auto),
+``--no-status-notifications``, ``--log-level`` (warning).
 
 Behaviour and limits:
 

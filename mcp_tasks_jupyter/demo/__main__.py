@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 
 from .config import DIALECTS, DemoConfig
 from .server import DemoServer
@@ -29,12 +30,9 @@ tools (durations are arguments):
   research      {topic, ambiguous=false, stage_seconds=0.5}
                                                     tasks required; may ask a question (elicitation)
   failing_job   {seconds=0.5, mode=tool_error|protocol_error, message}
-                                                    tasks optional (required for ext with --conformance)
+                                                    tasks optional
   make_chart    {values, title="Chart", seconds=0.2} tasks optional; a PNG bar chart
   echo          {text}                              no tasks
-  exit_process  {after_seconds=0.5, code=3}         with --faults only: the process exits
-  with --conformance, ext clients also see the conformance suite's fixtures: greet,
-  protocol_error_job, confirm_delete, multi_input, test_tool_with_task
 
 limits: a task ttl (2025-11-25) or keepAlive (sep1686) is clamped to [1000, --max-ttl] ms, a
 missing one is --default-ttl; ext tasks get --default-ttl. ttl counts from creation, keepAlive
@@ -86,17 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--tasks-page-size", type=int, default=50, metavar="N", help="tasks per tasks/list page (default 50)"
     )
-    parser.add_argument("--faults", action="store_true", help="also offer the exit_process fault tool")
     parser.add_argument(
         "--dialect",
         default="auto",
         choices=DIALECTS,
         help="serve only this task dialect (default auto: each client in the one it speaks)",
-    )
-    parser.add_argument(
-        "--conformance",
-        action="store_true",
-        help="also offer ext clients the conformance suite's fixture tools (failing_job then requires a task)",
     )
     parser.add_argument(
         "--no-status-notifications",
@@ -113,8 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the server until stdin closes (stdio) or SIGINT/SIGTERM (HTTP); the exit code."""
+#: What ``--http`` needs beyond the package's own dependencies: the ``demo-http`` extra.
+HTTP_MODULES = ("starlette", "uvicorn")
+MISSING_HTTP = ("the demo's HTTP mode needs {module}, which is not installed: "
+                "pip install 'mcp-tasks-jupyter[demo-http]' (or run the demo over stdio, without --http)")
+
+
+def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], DemoServer] = DemoServer) -> int:
+    """Run the server until stdin closes (stdio) or SIGINT/SIGTERM (HTTP); the exit code.
+
+    ``make_server`` builds the server from the configuration (tests add tools that way).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
@@ -126,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             max_ttl_ms=args.max_ttl,
             tools_page_size=args.tools_page_size,
             tasks_page_size=args.tasks_page_size,
-            faults=args.faults,
             dialect=args.dialect,
-            conformance=args.conformance,
             status_notifications=args.status_notifications,
         )
     except ValueError as exc:
@@ -138,10 +137,17 @@ def main(argv: list[str] | None = None) -> int:
         level=args.log_level.upper(),
         format="%(asctime)s mcp-demo %(levelname)s %(message)s",
     )
-    server = DemoServer(config)
+    server = make_server(config)
     try:
         if args.http:
-            from .http_server import serve_http  # starlette and uvicorn only when needed
+            try:
+                from .http_server import serve_http  # starlette and uvicorn only when needed
+            except ModuleNotFoundError as exc:
+                missing = (exc.name or "").partition(".")[0]
+                if missing not in HTTP_MODULES:
+                    raise
+                print(MISSING_HTTP.format(module=missing), file=sys.stderr)
+                return 2
 
             try:
                 return asyncio.run(serve_http(server, args.host, args.port))

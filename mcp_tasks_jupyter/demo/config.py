@@ -18,8 +18,7 @@ class DemoConfig:
     ``MIN_POLL_INTERVAL_MS``.
 
     ``dialect`` "auto" serves each client in the dialect it speaks; any other value serves that
-    one dialect only. ``conformance`` adds the official conformance suite's fixture tools to
-    what ext clients see (see :mod:`.fixtures`). ``status_notifications`` False: no
+    one dialect only. ``status_notifications`` False: no
     ``notifications/tasks/status`` (2025-11-25), so clients learn of changes only by polling.
     """
 
@@ -31,9 +30,7 @@ class DemoConfig:
     max_ttl_ms: int = 3_600_000
     tools_page_size: int = 100
     tasks_page_size: int = 50
-    faults: bool = False
     dialect: str = "auto"
-    conformance: bool = False
     status_notifications: bool = True
 
     def __post_init__(self) -> None:

@@ -27,42 +27,40 @@ requests and a legacy session can share one pipe.
 from __future__ import annotations
 
 import asyncio
-from importlib import metadata
 from typing import Any
 
+from .. import __version__
 from .config import DemoConfig
-from .fixtures import build_ext_tools
 from .jsonrpc import INVALID_REQUEST, Outbound, is_valid_id, make_error, message_kind
 from .protocol_2025 import Session2025
 from .protocol_2026 import Stateless2026, is_modern, unsupported_version
 from .protocol_ext import TasksExtension
 from .protocol_sep1686 import Session1686, initialize_wants_sep1686, task_marker
 from .task_store import TaskStore
-from .tools import build_tools
-
-
-def _package_version() -> str:
-    try:
-        return metadata.version("mcp-tasks-jupyter")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0.0.0"
+from .tools import Tool, build_tools
 
 
 class DemoServer:
-    """Process-wide state of the demo server."""
+    """Process-wide state of the demo server.
 
-    def __init__(self, config: DemoConfig | None = None) -> None:
+    ``tools`` (by name, in listing order) are what legacy clients see, ``ext_tools`` what ext
+    clients see; both default to the demo's tools (:func:`~.tools.build_tools`). Tests add their
+    own through these (tests/support/demo_server.py).
+    """
+
+    def __init__(self, config: DemoConfig | None = None, *, tools: dict[str, Tool] | None = None,
+                 ext_tools: dict[str, Tool] | None = None) -> None:
         self.config = config or DemoConfig()
         self.store = TaskStore()
-        self.tools = build_tools(faults=self.config.faults)
-        self.version = _package_version()
+        self.tools = build_tools() if tools is None else dict(tools)
+        self.version = __version__
         self.modern: Stateless2026 | None = None
         if self.config.serves("ext"):
             extension = TasksExtension(self.store, self.config.clamp_ttl(None), self.config.poll_interval_ms)
             self.modern = Stateless2026(
                 config=self.config,
                 store=self.store,
-                tools=build_ext_tools(faults=self.config.faults, conformance=self.config.conformance),
+                tools=build_tools() if ext_tools is None else dict(ext_tools),
                 server_version=self.version,
                 extension=extension,
             )

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
 import statistics
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -489,45 +487,7 @@ ECHO = Tool(
 )
 
 
-# -- exit_process (--faults) -----------------------------------------------------------------
-
-EXIT_MESSAGE = "demo server exiting on purpose"
-
-
-async def exit_process(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    """Kill the whole server process after a delay (to test clients against a dying server)."""
-    ctx.report(f"the server will exit with code {args['code']} in {args['after_seconds']:g}s", 0, 1)
-    await asyncio.sleep(float(args["after_seconds"]))
-    sys.stderr.write(EXIT_MESSAGE + "\n")
-    sys.stderr.flush()
-    os._exit(args["code"])
-
-
-EXIT_PROCESS = Tool(
-    name="exit_process",
-    title="Exit the server process",
-    description="Fault injection: after a delay the server process exits at once with the given code.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "after_seconds": {
-                "type": "number",
-                "minimum": 0,
-                "maximum": 3600,
-                "default": 0.5,
-                "description": "Seconds before exiting.",
-            },
-            "code": {"type": "integer", "minimum": 0, "maximum": 255, "default": 3, "description": "Exit code."},
-        },
-    },
-    body=exit_process,
-    task_support="optional",
-)
-
-
-def build_tools(*, faults: bool = False) -> dict[str, Tool]:
-    """The tools this server lists, by name, in listing order (``exit_process`` only with faults)."""
+def build_tools() -> dict[str, Tool]:
+    """The tools this server lists, by name, in listing order."""
     tools = [SLOW_COMPUTE, RESEARCH, FAILING_JOB, MAKE_CHART, ECHO]
-    if faults:
-        tools.append(EXIT_PROCESS)
     return {tool.name: tool for tool in tools}

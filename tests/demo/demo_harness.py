@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.demo_server import demo_argv
+
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 10.0
 RELATED = "io.modelcontextprotocol/related-task"
@@ -27,7 +28,8 @@ ACCEPT_BOTH = "application/json, text/event-stream"
 
 
 def server_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mcp_tasks_jupyter.demo", *args]
+    """The demo server's command line (with --faults or --conformance, tests/support/demo_server.py)."""
+    return demo_argv(*args)
 
 
 async def eventually(check: Callable[[], Any], timeout: float = TIMEOUT, interval: float = 0.02) -> Any:

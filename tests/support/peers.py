@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .demo_server import demo_argv
 from .paths import (
     FASTMCP_SERVER,
     LOOPBACK_PRELOAD,
@@ -74,15 +75,16 @@ def start_fastmcp_http() -> Iterator[str]:
         yield wait_for_stdout(process, LISTENING_LINE, START_TIMEOUT).group(1)
 
 
-# The project's own demo server (mcp_tasks_jupyter.demo).
+# The project's own demo server (mcp_tasks_jupyter.demo; with --faults or --conformance, the demo plus
+# the tools of tests/support/demo_server.py).
 
 def demo_stdio_argv(*extra_args: str) -> list[str]:
-    return [PYTHON, "-m", "mcp_tasks_jupyter.demo", *extra_args]
+    return demo_argv(*extra_args, python=PYTHON)
 
 
 @contextmanager
 def start_demo_http(*extra_args: str) -> Iterator[str]:
     """Yield the URL the demo server prints first: `MCP demo server listening on http://127.0.0.1:PORT/mcp`."""
-    argv = [PYTHON, "-m", "mcp_tasks_jupyter.demo", "--http", "--port", "0", *extra_args]
+    argv = demo_argv("--http", "--port", "0", *extra_args, python=PYTHON)
     with spawn(argv, env=python_env()) as process:
         yield wait_for_stdout(process, LISTENING_LINE, START_TIMEOUT).group(1)
