@@ -46,7 +46,7 @@ check: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(MAKE) check-ts
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m unit -q -n 6
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m unit -q -n 3
 
 test: setup peers browser
 	$(BIN)/python -m pytest

@@ -34,7 +34,11 @@ def third_party(importers: set[str] | None = None) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for i in IMPORTS:
         top = _top(i.target)
-        if top != PACKAGE and top not in sys.stdlib_module_names and (importers is None or i.importer in importers):
+        if (
+            top != PACKAGE
+            and top not in sys.stdlib_module_names
+            and (importers is None or i.importer in importers)
+        ):
             found.setdefault(top, set()).add(i.importer)
     return found
 
@@ -54,7 +58,9 @@ def test_only_the_http_demo_imports_the_web_server() -> None:
 
 def test_every_import_is_a_runtime_dependency_and_every_dependency_is_imported() -> None:
     runtime = {_name(r) for r in PROJECT["dependencies"]}
-    imported = {module: _distributions(module) for module in third_party() if module not in ("starlette", "uvicorn")}
+    imported = {
+        module: _distributions(module) for module in third_party() if module not in ("starlette", "uvicorn")
+    }
     unlisted = {module: dists for module, dists in imported.items() if not dists & runtime}
     assert not unlisted, f"imported but not in [project.dependencies]: {unlisted}"
     provided = set().union(*imported.values())

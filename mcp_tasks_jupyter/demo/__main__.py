@@ -107,8 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: What ``--http`` needs beyond the package's own dependencies: the ``demo-http`` extra.
 HTTP_MODULES = ("starlette", "uvicorn")
-MISSING_HTTP = ("the demo's HTTP mode needs {module}, which is not installed: "
-                "pip install 'mcp-tasks-jupyter[demo-http]' (or run the demo over stdio, without --http)")
+MISSING_HTTP = (
+    "the demo's HTTP mode needs {module}, which is not installed: "
+    "pip install 'mcp-tasks-jupyter[demo-http]' (or run the demo over stdio, without --http)"
+)
 
 
 def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], DemoServer] = DemoServer) -> int:

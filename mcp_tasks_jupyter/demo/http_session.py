@@ -99,7 +99,9 @@ class HttpSession:
     """The SSE side of one ``Mcp-Session-Id``; it is the :class:`~.jsonrpc.Outbound` of its
     protocol session (set :attr:`protocol` right after construction)."""
 
-    def __init__(self, session_id: str, *, buffer_size: int = BUFFER_SIZE, ping_seconds: float = PING_SECONDS) -> None:
+    def __init__(
+        self, session_id: str, *, buffer_size: int = BUFFER_SIZE, ping_seconds: float = PING_SECONDS
+    ) -> None:
         self.session_id = session_id
         self.protocol: Session2025 | None = None
         self.closed = False

@@ -45,7 +45,9 @@ def check_answer(key: str, method: str, answer: Any) -> dict[str, Any]:
         raise RpcError(INVALID_PARAMS, f"inputResponses[{key!r}] must be an object")
     if method == "elicitation/create":
         if answer.get("action") not in ELICIT_ACTIONS:
-            raise RpcError(INVALID_PARAMS, f"inputResponses[{key!r}].action must be one of {', '.join(ELICIT_ACTIONS)}")
+            raise RpcError(
+                INVALID_PARAMS, f"inputResponses[{key!r}].action must be one of {', '.join(ELICIT_ACTIONS)}"
+            )
         if answer["action"] == "accept" and not isinstance(answer.get("content", {}), dict):
             raise RpcError(INVALID_PARAMS, f"inputResponses[{key!r}].content must be an object")
     return answer

@@ -132,7 +132,11 @@ class _CallContext:
         if self._task is not None:
             self._session.store.update(self._task, message=message)
         if self._progress_token is not None and progress is not None:
-            params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress, "message": message}
+            params: dict[str, Any] = {
+                "progressToken": self._progress_token,
+                "progress": progress,
+                "message": message,
+            }
             if total is not None:
                 params["total"] = total
             meta = self._meta()
@@ -412,7 +416,9 @@ class Session2025:
     async def _set_level(self, params: dict[str, Any]) -> dict[str, Any]:
         level = params.get("level")
         if level not in LOG_LEVELS:
-            raise RpcError(INVALID_PARAMS, f"Invalid log level: {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+            raise RpcError(
+                INVALID_PARAMS, f"Invalid log level: {level!r}; expected one of {', '.join(LOG_LEVELS)}"
+            )
         self._log_threshold = LOG_LEVELS.index(level)
         return {}
 
@@ -461,7 +467,9 @@ class Session2025:
                 raise RpcError(INVALID_PARAMS, "params.task must be an object")
             ttl = task_params.get("ttl")
             if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0):
-                raise RpcError(INVALID_PARAMS, "params.task.ttl must be a non-negative number of milliseconds or null")
+                raise RpcError(
+                    INVALID_PARAMS, "params.task.ttl must be a non-negative number of milliseconds or null"
+                )
         elif tool.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool '{name}' requires task augmentation: call it with params.task")
         arguments, progress_token = self._arguments(tool, params)
@@ -481,7 +489,9 @@ class Session2025:
         self.store.start(task, self._run_task(tool, arguments, _CallContext(self, task, progress_token), task))
         return {
             "task": task_to_wire(task),
-            "_meta": {IMMEDIATE_RESPONSE: f"{tool.name} is running as task {task.task_id}; its result comes later."},
+            "_meta": {
+                IMMEDIATE_RESPONSE: f"{tool.name} is running as task {task.task_id}; its result comes later."
+            },
         }
 
     async def _run_task(self, tool: Tool, arguments: dict[str, Any], ctx: _CallContext, task: TaskRecord) -> None:
@@ -496,7 +506,9 @@ class Session2025:
             self.store.finish(task, "failed", error.message, error=error.to_error())
         else:
             if result.get("isError"):
-                self.store.finish(task, "failed", first_text(result) or "the tool reported an error", result=result)
+                self.store.finish(
+                    task, "failed", first_text(result) or "the tool reported an error", result=result
+                )
             else:
                 self.store.finish(task, "completed", first_text(result) or "completed", result=result)
 
@@ -539,7 +551,9 @@ class Session2025:
         try:
             self.store.cancel(task)
         except TaskAlreadyTerminal as exc:
-            raise RpcError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{exc.status}'") from None
+            raise RpcError(
+                INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{exc.status}'"
+            ) from None
         return task_to_wire(task)
 
     def listed_task(self, task: TaskRecord) -> dict[str, Any]:

@@ -179,8 +179,11 @@ class InlineContext:
 
     def report(self, message: str, progress: float | None = None, total: float | None = None) -> None:
         if self.request.progress_token is not None and progress is not None:
-            params: dict[str, Any] = {"progressToken": self.request.progress_token, "progress": progress,
-                                      "message": message}
+            params: dict[str, Any] = {
+                "progressToken": self.request.progress_token,
+                "progress": progress,
+                "message": message,
+            }
             if total is not None:
                 params["total"] = total
             self.request.notify("notifications/progress", params)
@@ -306,7 +309,8 @@ class Stateless2026:
             return RpcError(HEADER_MISMATCH, "Header mismatch: missing Mcp-Method header")
         if header_method.strip() != method:
             return RpcError(
-                HEADER_MISMATCH, f"Header mismatch: Mcp-Method header {header_method!r} does not match body {method!r}"
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Method header {header_method!r} does not match body {method!r}",
             )
         field = NAME_FIELDS.get(method)
         body_name = params.get(field) if field is not None and isinstance(params, dict) else None

@@ -81,7 +81,8 @@ def task_to_wire(task: TaskRecord, *, detailed: bool) -> dict[str, Any]:
         wire["error"] = task.error or {"code": INTERNAL_ERROR, "message": task.status_message or "failed"}
     elif task.status == "input_required":
         wire["inputRequests"] = {
-            key: {"method": question.method, "params": question.params} for key, question in task.input_requests.items()
+            key: {"method": question.method, "params": question.params}
+            for key, question in task.input_requests.items()
         }
     return wire
 
@@ -90,7 +91,9 @@ class ExtCallContext(InlineContext):
     """The context of an ext ``tools/call``: inline (multi round-trip questions) until the call
     becomes a task, then the task's (questions as ``inputRequests``, reports as status messages)."""
 
-    def __init__(self, ext: TasksExtension, request: Request2026, round_: Round, tool: Tool, may_become_task: bool):
+    def __init__(
+        self, ext: TasksExtension, request: Request2026, round_: Round, tool: Tool, may_become_task: bool
+    ):
         super().__init__(request, round_)
         self._ext = ext
         self._tool = tool
@@ -186,7 +189,9 @@ class TasksExtension:
         """The body, inline (its result, or None for a question) until it becomes a task; after
         that, its outcome goes into the task (the extension's rules: a tool error is completed)."""
         try:
-            result = await (tool.body(arguments, ctx) if ctx.task is not None else base.run_body(tool, arguments, ctx))
+            result = await (
+                tool.body(arguments, ctx) if ctx.task is not None else base.run_body(tool, arguments, ctx)
+            )
         except RpcError as exc:
             if ctx.task is None:
                 raise

@@ -168,11 +168,15 @@ class Session1686(Session2025):
             )
         except TaskIdTaken:
             raise RpcError(INVALID_PARAMS, f"Task ID already exists: {task_id}") from None
-        request_id = next((rid for rid, runner in self._inflight.items() if runner is asyncio.current_task()), None)
+        request_id = next(
+            (rid for rid, runner in self._inflight.items() if runner is asyncio.current_task()), None
+        )
         if request_id is not None:
             self._calls[request_id] = task
-        self.send(make_notification("notifications/tasks/created", {"_meta": self.related(task.task_id)}),
-                  task_id=task.task_id)
+        self.send(
+            make_notification("notifications/tasks/created", {"_meta": self.related(task.task_id)}),
+            task_id=task.task_id,
+        )
         self.store.start(task, self._run_task(tool, arguments, _CallContext(self, task, progress_token), task))
         try:
             await task.done.wait()

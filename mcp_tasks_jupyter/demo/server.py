@@ -48,8 +48,13 @@ class DemoServer:
     own through these (tests/support/demo_server.py).
     """
 
-    def __init__(self, config: DemoConfig | None = None, *, tools: dict[str, Tool] | None = None,
-                 ext_tools: dict[str, Tool] | None = None) -> None:
+    def __init__(
+        self,
+        config: DemoConfig | None = None,
+        *,
+        tools: dict[str, Tool] | None = None,
+        ext_tools: dict[str, Tool] | None = None,
+    ) -> None:
         self.config = config or DemoConfig()
         self.store = TaskStore()
         self.tools = build_tools() if tools is None else dict(tools)

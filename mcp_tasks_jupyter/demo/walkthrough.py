@@ -21,8 +21,10 @@ def _line(started: float, handle: mtj.TaskHandle) -> str:
     progress = ""
     if handle.progress and handle.progress.fraction is not None:
         progress = f" {handle.progress.fraction:4.0%}"
-    return (f"{time.monotonic() - started:6.2f}s  {handle.tool:<13} {handle.status:<15}{progress:>5}  "
-            f"{handle.status_message or ''}")
+    return (
+        f"{time.monotonic() - started:6.2f}s  {handle.tool:<13} {handle.status:<15}{progress:>5}  "
+        f"{handle.status_message or ''}"
+    )
 
 
 async def choose_interpretation(params: dict[str, Any]) -> dict[str, Any]:
@@ -38,20 +40,25 @@ async def main(speed: float) -> int:
     command = [sys.executable, "-m", "mcp_tasks_jupyter.demo", "--poll-interval", "250"]
     async with mtj.connect(command, elicitation_handler=choose_interpretation) as client:
         info = client.describe()
-        print(f"connected to {info['server']} {info['version']} over {info['transport']}: protocol "
-              f"{info['protocol']}, task dialect {info['dialect']}")
+        print(
+            f"connected to {info['server']} {info['version']} over {info['transport']}: protocol "
+            f"{info['protocol']}, task dialect {info['dialect']}"
+        )
         for tool in await client.list_tools():
             print(f"  tool {tool.name:<13} tasks: {tool.task_support:<9} {tool.description or ''}")
         started = time.monotonic()
         tasks = {
             "compute": await client.start_task("slow_compute", {"seconds": 3 * speed, "steps": 6}),
-            "research": await client.start_task("research", {"topic": "tides", "ambiguous": True,
-                                                             "stage_seconds": 0.8 * speed}),
-            "chart": await client.start_task("make_chart", {"values": [3, 1, 4, 1, 5, 9, 2, 6],
-                                                            "title": "Digits of pi", "seconds": speed}),
-            "failing": await client.start_task("failing_job", {"seconds": 1.5 * speed,
-                                                               "mode": "protocol_error",
-                                                               "message": "the upstream API said no"}),
+            "research": await client.start_task(
+                "research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.8 * speed}
+            ),
+            "chart": await client.start_task(
+                "make_chart", {"values": [3, 1, 4, 1, 5, 9, 2, 6], "title": "Digits of pi", "seconds": speed}
+            ),
+            "failing": await client.start_task(
+                "failing_job",
+                {"seconds": 1.5 * speed, "mode": "protocol_error", "message": "the upstream API said no"},
+            ),
         }
         print(f"started {len(tasks)} tasks; the terminal stays free while they run:")
         last: dict[int, str] = {}
@@ -71,15 +78,23 @@ async def main(speed: float) -> int:
         for (name, handle), outcome in zip(tasks.items(), outcomes, strict=True):
             if isinstance(outcome, mtj.ToolResult):
                 kinds = ", ".join(block.type for block in outcome.content)
-                print(f"  {name:<9} {handle.status:<10} {handle.elapsed:5.2f}s  [{kinds}] "
-                      f"structured={outcome.structured}")
+                print(
+                    f"  {name:<9} {handle.status:<10} {handle.elapsed:5.2f}s  [{kinds}] "
+                    f"structured={outcome.structured}"
+                )
             else:
-                print(f"  {name:<9} {handle.status:<10} {handle.elapsed:5.2f}s  {type(outcome).__name__}: "
-                      f"{getattr(outcome, 'status_message', outcome)}")
+                print(
+                    f"  {name:<9} {handle.status:<10} {handle.elapsed:5.2f}s  {type(outcome).__name__}: "
+                    f"{getattr(outcome, 'status_message', outcome)}"
+                )
         research = outcomes[1]
-        ok = (isinstance(outcomes[0], mtj.ToolResult) and isinstance(research, mtj.ToolResult)
-              and "tides (technology)" in research.text and isinstance(outcomes[2], mtj.ToolResult)
-              and isinstance(outcomes[3], mtj.TaskFailed))
+        ok = (
+            isinstance(outcomes[0], mtj.ToolResult)
+            and isinstance(research, mtj.ToolResult)
+            and "tides (technology)" in research.text
+            and isinstance(outcomes[2], mtj.ToolResult)
+            and isinstance(outcomes[3], mtj.TaskFailed)
+        )
         if isinstance(research, mtj.ToolResult):
             print("\n" + research.text)
         print("\nall tasks ended as expected" if ok else "\nSOME TASKS DID NOT END AS EXPECTED")

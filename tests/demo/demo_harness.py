@@ -204,7 +204,9 @@ class StdioPeer:
         """Wait for a ``notifications/tasks/status`` with this status."""
 
         def check() -> dict[str, Any] | None:
-            return next((p for p in self.notes("notifications/tasks/status", task_id) if p["status"] == status), None)
+            return next(
+                (p for p in self.notes("notifications/tasks/status", task_id) if p["status"] == status), None
+            )
 
         return await eventually(check, timeout)
 
@@ -212,7 +214,11 @@ class StdioPeer:
         self, name: str, arguments: dict[str, Any], ttl: int | None = None, progress_token: Any = None
     ) -> dict[str, Any]:
         """tools/call as a task; the Task from the CreateTaskResult."""
-        params: dict[str, Any] = {"name": name, "arguments": arguments, "task": {} if ttl is None else {"ttl": ttl}}
+        params: dict[str, Any] = {
+            "name": name,
+            "arguments": arguments,
+            "task": {} if ttl is None else {"ttl": ttl},
+        }
         if progress_token is not None:
             params["_meta"] = {"progressToken": progress_token}
         result = await self.result("tools/call", params)
@@ -445,7 +451,9 @@ TERMINAL = ("completed", "failed", "cancelled")
 NAME_FIELDS = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
-def modern_meta(*, tasks: bool = True, elicitation: bool = True, version: str = MODERN, **extra: Any) -> dict[str, Any]:
+def modern_meta(
+    *, tasks: bool = True, elicitation: bool = True, version: str = MODERN, **extra: Any
+) -> dict[str, Any]:
     """The per-request ``_meta`` of a 2026-07-28 request (``tasks``: opt into the extension)."""
     capabilities: dict[str, Any] = {}
     if elicitation:
@@ -489,8 +497,12 @@ class StatelessHttp:
 
     @staticmethod
     def headers(method: str, params: dict[str, Any], **extra: str) -> dict[str, str]:
-        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json", "MCP-Protocol-Version": MODERN,
-                   "Mcp-Method": method}
+        headers = {
+            "Accept": ACCEPT_BOTH,
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": method,
+        }
         field = NAME_FIELDS.get(method)
         if field is not None and isinstance(params.get(field), str):
             headers["Mcp-Name"] = params[field]
@@ -502,7 +514,9 @@ class StatelessHttp:
 
     async def post(self, method: str, params: dict[str, Any], **headers: str) -> httpx.Response:
         headers = self.headers(method, params, **headers)
-        return await self.client.post(self.url, json=self.message(method, params), headers=headers, timeout=TIMEOUT)
+        return await self.client.post(
+            self.url, json=self.message(method, params), headers=headers, timeout=TIMEOUT
+        )
 
     async def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The result of a request with the default (opted-in) ``_meta`` unless ``params`` has one."""

@@ -26,8 +26,14 @@ sys.exit(code)
 
 
 def run_demo(blocked: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", PROBE, blocked, *args], input="", capture_output=True,
-                          text=True, timeout=30, env=python_env())
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, blocked, *args],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=python_env(),
+    )
 
 
 @pytest.mark.timeout(60)

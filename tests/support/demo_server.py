@@ -80,8 +80,13 @@ EXIT_PROCESS = Tool(
     input_schema={
         "type": "object",
         "properties": {
-            "after_seconds": {"type": "number", "minimum": 0, "maximum": 3600, "default": 0.5,
-                              "description": "Seconds before exiting."},
+            "after_seconds": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 3600,
+                "default": 0.5,
+                "description": "Seconds before exiting.",
+            },
             "code": {"type": "integer", "minimum": 0, "maximum": 255, "default": 3, "description": "Exit code."},
         },
     },
@@ -92,10 +97,16 @@ EXIT_PROCESS = Tool(
 
 # -- the conformance suite's fixtures (--conformance) ---------------------------------------------
 
-_NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "description": "Your name"}},
-                "required": ["name"]}
-_CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},
-                   "required": ["confirm"]}
+_NAME_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "description": "Your name"}},
+    "required": ["name"],
+}
+_CONFIRM_SCHEMA = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},
+    "required": ["confirm"],
+}
 _SECONDS = {"type": "number", "minimum": 0, "maximum": 3600, "description": "Seconds to work."}
 
 
@@ -143,24 +154,46 @@ async def ask_then_run(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]
 
 
 FIXTURES = (
-    Tool(name="greet", title="Greet", description="Returns 'Hello, <name>!' at once. Never runs as a task.",
-         input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-         body=greet),
-    Tool(name="protocol_error_job", title="Protocol error job",
-         description="Fails after a moment with a JSON-RPC error (-32603).",
-         input_schema={"type": "object", "properties": {"seconds": {**_SECONDS, "default": 0.3}}},
-         body=protocol_error_job, task_support="optional"),
-    Tool(name="confirm_delete", title="Confirm a deletion",
-         description="Asks whether to delete the file (nothing is deleted) and says what it did.",
-         input_schema={"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]},
-         body=confirm_delete, task_support="optional"),
-    Tool(name="multi_input", title="Two questions at once",
-         description="Asks for a name and a confirmation at the same time, then greets.",
-         input_schema={"type": "object", "properties": {}}, body=multi_input, task_support="optional"),
-    Tool(name="test_tool_with_task", title="Ask, then run as a task",
-         description="Asks for a name before starting, then runs as a task that greets by that name.",
-         input_schema={"type": "object", "properties": {"seconds": {**_SECONDS, "default": 0.3}}},
-         body=ask_then_run, task_support="required", starts_inline=True),
+    Tool(
+        name="greet",
+        title="Greet",
+        description="Returns 'Hello, <name>!' at once. Never runs as a task.",
+        input_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        body=greet,
+    ),
+    Tool(
+        name="protocol_error_job",
+        title="Protocol error job",
+        description="Fails after a moment with a JSON-RPC error (-32603).",
+        input_schema={"type": "object", "properties": {"seconds": {**_SECONDS, "default": 0.3}}},
+        body=protocol_error_job,
+        task_support="optional",
+    ),
+    Tool(
+        name="confirm_delete",
+        title="Confirm a deletion",
+        description="Asks whether to delete the file (nothing is deleted) and says what it did.",
+        input_schema={"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]},
+        body=confirm_delete,
+        task_support="optional",
+    ),
+    Tool(
+        name="multi_input",
+        title="Two questions at once",
+        description="Asks for a name and a confirmation at the same time, then greets.",
+        input_schema={"type": "object", "properties": {}},
+        body=multi_input,
+        task_support="optional",
+    ),
+    Tool(
+        name="test_tool_with_task",
+        title="Ask, then run as a task",
+        description="Asks for a name before starting, then runs as a task that greets by that name.",
+        input_schema={"type": "object", "properties": {"seconds": {**_SECONDS, "default": 0.3}}},
+        body=ask_then_run,
+        task_support="required",
+        starts_inline=True,
+    ),
 )
 
 

@@ -28,6 +28,7 @@ LISTENING_LINE = r"listening on (http://127\.0\.0\.1:\d+/mcp)"
 
 # @modelcontextprotocol/server-everything (npm), 2025-11-25 tasks: `simulate-research-query`.
 
+
 def everything_stdio_argv() -> list[str]:
     return [node22(), "-r", str(LOOPBACK_PRELOAD), everything_js(), "stdio"]
 
@@ -51,6 +52,7 @@ def start_everything_http(*, attempts: int = 3) -> Iterator[str]:
 
 # tests/interop/mcp1_task_server.py: the official Python SDK `mcp` 1.30, experimental tasks.
 
+
 def mcp1_stdio_argv() -> list[str]:
     return [PYTHON, str(MCP1_SERVER)]
 
@@ -63,6 +65,7 @@ def start_mcp1_http() -> Iterator[str]:
 
 
 # tests/interop/fastmcp_tasks_server.py: fastmcp-tasks 4.1.4 (PyPI), the SEP-2663 tasks extension.
+
 
 def fastmcp_stdio_argv() -> list[str]:
     return [fastmcp_python(), str(FASTMCP_SERVER)]
@@ -77,6 +80,7 @@ def start_fastmcp_http() -> Iterator[str]:
 
 # The project's own demo server (mcp_tasks_jupyter.demo; with --faults or --conformance, the demo plus
 # the tools of tests/support/demo_server.py).
+
 
 def demo_stdio_argv(*extra_args: str) -> list[str]:
     return demo_argv(*extra_args, python=PYTHON)
