@@ -213,6 +213,13 @@ class TaskDialect(ABC):
         )
         return states
 
+    def tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
+        """A tool result from an answer to ``method`` (an invalid one is an InvalidMessage)."""
+        try:
+            return ToolResult.from_wire(raw)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc), server=self.server, method=method, data=raw) from None
+
     def task_error(self, exc: ProtocolError, task_id: str) -> Exception:
         """Map an 'invalid params' answer about a task id to TaskNotFound / TaskExpired."""
         if exc.code == -32602:

@@ -54,7 +54,7 @@ class Core2025Dialect(TaskDialect):
         )
         if "task" not in raw and "content" in raw:
             # Some servers run a call inline even when asked for a task; accept the result.
-            return self._tool_result(raw, "tools/call")
+            return self.tool_result(raw, "tools/call")
         try:
             return wire.parse_create_result(raw)
         except ValueError as exc:
@@ -123,13 +123,7 @@ class Core2025Dialect(TaskDialect):
                 tool=handle.tool,
                 status_message=handle.status_message,
             )
-        return self._tool_result(raw, "tasks/result")
-
-    def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
-        try:
-            return ToolResult.from_wire(raw)
-        except ValueError as exc:
-            raise InvalidMessage(str(exc), server=self.server, method=method, data=raw) from None
+        return self.tool_result(raw, "tasks/result")
 
     async def cancel(self, task_id: str) -> TaskState | None:
         if not self.supports_cancel:

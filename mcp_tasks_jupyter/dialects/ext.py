@@ -243,12 +243,7 @@ class ExtDialect(TaskDialect):
                     server=self.server,
                     method="tasks/get",
                 )
-            try:
-                return ToolResult.from_wire(record.result)
-            except ValueError as exc:
-                raise InvalidMessage(
-                    str(exc), server=self.server, method="tasks/get", data=record.result
-                ) from None
+            return self.tool_result(record.result, "tasks/get")
         if handle.status == CANCELLED:
             raise TaskCancelled(
                 handle.status_message or "the task was cancelled",

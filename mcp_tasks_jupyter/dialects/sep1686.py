@@ -107,7 +107,7 @@ class Sep1686Dialect(TaskDialect):
             self._drafts.pop(task_id, None)
             if handle is not None:
                 handle.task_id = None
-            return self._tool_result(call.result(), "tools/call")
+            return self.tool_result(call.result(), "tools/call")
         call.add_done_callback(lambda c: self._answered(task_id, c))
         return created
 
@@ -157,12 +157,6 @@ class Sep1686Dialect(TaskDialect):
             task_id, TaskState(task_id, FAILED if error is not None else COMPLETED, draft.handle.status_message)
         )
 
-    def _tool_result(self, raw: dict[str, Any], method: str) -> ToolResult:
-        try:
-            return ToolResult.from_wire(raw)
-        except ValueError as exc:
-            raise InvalidMessage(str(exc), server=self.server, method=method, data=raw) from None
-
     # -- polling -------------------------------------------------------------------------------
 
     async def get(self, task_id: str) -> TaskState:
@@ -194,7 +188,7 @@ class Sep1686Dialect(TaskDialect):
                     error=error.error,
                 )
             if error is None:
-                return self._tool_result(draft.call.result(), "tools/call")
+                return self.tool_result(draft.call.result(), "tools/call")
         if handle.status == CANCELLED:
             raise TaskCancelled(
                 handle.status_message or "the task was cancelled",
@@ -226,7 +220,7 @@ class Sep1686Dialect(TaskDialect):
                 status_message=handle.status_message,
                 error=exc.error,
             ) from None
-        return self._tool_result(raw, "tasks/result")
+        return self.tool_result(raw, "tasks/result")
 
     # -- cancel, list, delete ------------------------------------------------------------------
 
