@@ -14,13 +14,16 @@ A modern version (``"2026-07-28"``) speaks only the stateless wire; a legacy one
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable
 
 from .errors import (
     AuthenticationFailed,
     ConnectionFailed,
     HTTPStatusError,
     InvalidMessage,
+    MCPError,
     ProtocolError,
     RequestTimeout,
     UsageError,
@@ -33,6 +36,10 @@ log = logging.getLogger(__name__)
 
 #: How long a probe waits for a legacy server that does not answer requests before ``initialize``.
 PROBE_TIMEOUT_S = 10.0
+#: Over stdio, how long the probe still waits once the server has answered the ping sent behind it:
+#: four times that round trip, within these bounds.
+PING_GRACE_MIN_S = 0.05
+PING_GRACE_MAX_S = 1.0
 
 
 def check_version(protocol_version: str | None) -> None:
@@ -86,12 +93,64 @@ async def _discover(session: Session, version: str) -> None:
         log.warning("%s: no server/discover; going on without the server's capabilities", session.name)
 
 
+async def _probe_discover(session: Session, timeout: float) -> None:
+    """``server/discover`` over stdio, with a ``ping`` right behind it (allowed before ``initialize``): a
+    server that answers the ping but not the probe ignores ``server/discover`` (a legacy one), which is
+    then known after one more round trip instead of the whole probe timeout."""
+    loop = asyncio.get_running_loop()
+    discover = asyncio.ensure_future(session.discover(LATEST_MODERN, timeout=timeout))
+    sent = loop.time()
+    ping = asyncio.ensure_future(_answered(session.request("ping", {}, timeout=timeout)))
+    try:
+        await asyncio.wait([discover, ping], return_when=asyncio.FIRST_COMPLETED)
+        if not discover.done() and ping.result():
+            # It answers requests: a modern one answers the probe about as fast (in order, usually).
+            grace = min(PING_GRACE_MAX_S, max(PING_GRACE_MIN_S, 4 * (loop.time() - sent)))
+            done, _ = await asyncio.wait([discover], timeout=grace)
+            if not done:
+                raise RequestTimeout(
+                    "server/discover: no answer, though the server answered a ping", server=session.name
+                )
+        try:
+            await discover
+        except (MCPError, TimeoutError):
+            await _let_answer(ping, session)
+            raise
+        await _let_answer(ping, session)
+    finally:
+        for job in (discover, ping):
+            if not job.done():
+                job.cancel()
+        await asyncio.gather(discover, ping, return_exceptions=True)
+
+
+async def _let_answer(ping: asyncio.Future[bool], session: Session) -> None:
+    """Let the ping's answer come rather than withdraw it (a cancellation is one more message a server must
+    understand); a server that answered the probe answers the ping right behind it."""
+    if not ping.done() and session.closed_error is None:
+        await asyncio.wait([ping], timeout=PING_GRACE_MAX_S)
+
+
+async def _answered(request: Awaitable[object]) -> bool:
+    """Whether the server answered ``request`` at all (an error is an answer)."""
+    try:
+        await request
+    except ProtocolError:
+        return True
+    except (ConnectionFailed, RequestTimeout):
+        return False
+    return True
+
+
 async def probe(session: Session, timeout: float) -> str | None:
     """Try the stateless wire. None: it works (the session is on it); else the legacy version to
     offer in ``initialize`` (the session is then back on the stateful wire)."""
     legacy = LATEST
     try:
-        await session.discover(LATEST_MODERN, timeout=timeout)
+        if session.transport.kind == "stdio":
+            await _probe_discover(session, timeout)
+        else:
+            await session.discover(LATEST_MODERN, timeout=timeout)
         return None
     except InvalidMessage as exc:  # e.g. "{}" for a DiscoverResult: a legacy server's catch-all
         why = str(exc)

@@ -66,8 +66,14 @@ def silent_tasks_get(brain: Brain) -> None:
     brain.script["tasks/get"] = lambda m: SILENT
 
 
+def ignores_discover(brain: Brain) -> None:
+    """A legacy server that ignores ``server/discover`` (no answer at all) but answers a ping."""
+    brain.script["server/discover"] = lambda m: SILENT
+
+
 SCENARIOS: dict[str, Callable[[Brain], None]] = {
-    f.__name__: f for f in (plain, exit_mid_task, garbage_framing, echo_secret_in_errors, silent_tasks_get)
+    f.__name__: f
+    for f in (plain, exit_mid_task, garbage_framing, echo_secret_in_errors, silent_tasks_get, ignores_discover)
 }
 
 
