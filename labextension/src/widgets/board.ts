@@ -9,7 +9,7 @@
 import { formatDuration } from '../format';
 import type { IRenderProps, IWidgetModule } from './anywidget';
 import { button, h } from './dom';
-import { coalesced, KernelClock, statusClass } from './live';
+import { follow, KernelClock, statusClass } from './live';
 
 /** One row of the board, as the kernel sends it (`view.board_row`). */
 export interface BoardRow {
@@ -474,19 +474,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     }
   }
 
-  const schedule = coalesced(update);
-  for (const name of TRAITS) {
-    model.on(`change:${name}`, schedule);
-  }
-  update();
-  const timer = setInterval(tick, 1000);
-  return () => {
-    clearInterval(timer);
-    for (const name of TRAITS) {
-      model.off(`change:${name}`, schedule);
-    }
-    clock.dispose();
-  };
+  return follow(model, TRAITS, update, tick, clock);
 }
 
 export default { render } satisfies IWidgetModule<IBoardState>;

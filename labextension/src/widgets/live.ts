@@ -49,6 +49,32 @@ export function coalesced(fn: () => void): () => void {
   };
 }
 
+/**
+ * Keep a view current: `update` (coalesced) on every change of `traits` and once now, `tick` once a
+ * second (elapsed times). The returned cleanup stops both and disposes `clock`.
+ */
+export function follow<State>(
+  model: IWidgetModel<State>,
+  traits: readonly Extract<keyof State, string>[],
+  update: () => void,
+  tick: () => void,
+  clock: KernelClock
+): () => void {
+  const schedule = coalesced(update);
+  for (const name of traits) {
+    model.on(`change:${name}`, schedule);
+  }
+  update();
+  const timer = setInterval(tick, 1000);
+  return () => {
+    clearInterval(timer);
+    for (const name of traits) {
+      model.off(`change:${name}`, schedule);
+    }
+    clock.dispose();
+  };
+}
+
 /** The badge class of a status: `mtj-s-<status>`, letters and `_` only. */
 export function statusClass(status: string): string {
   return `mtj-s-${String(status).replace(/[^a-z_]/gi, '')}`;

@@ -9,7 +9,7 @@ import { formatDuration } from '../format';
 import type { IRenderProps, IWidgetModule } from './anywidget';
 import { button, h } from './dom';
 import { IQuestionEntry, questionsView } from './form';
-import { coalesced, KernelClock, statusClass } from './live';
+import { follow, KernelClock, statusClass } from './live';
 import { IResultPreview, preview } from './preview';
 
 /** The traits of `TaskWidget`. */
@@ -208,24 +208,11 @@ function render({ model, el }: IRenderProps<ITaskState>): () => void {
     tick();
   }
 
-  const schedule = coalesced(update);
   cancel.addEventListener('click', () => {
     cancel.disabled = true;
     model.send({ type: 'cancel' });
   });
-  for (const name of TRAITS) {
-    model.on(`change:${name}`, schedule);
-  }
-  update();
-  const timer = setInterval(tick, 1000);
-
-  return () => {
-    clearInterval(timer);
-    for (const name of TRAITS) {
-      model.off(`change:${name}`, schedule);
-    }
-    clock.dispose();
-  };
+  return follow(model, TRAITS, update, tick, clock);
 }
 
 export default { render } satisfies IWidgetModule<ITaskState>;
