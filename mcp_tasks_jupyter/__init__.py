@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ServerExited,
         ServerUnreachable,
         SessionExpired,
+        SignInFailed,
         TaskCancelled,
         TaskError,
         TaskExpired,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         ToolNotFound,
         UsageError,
     )
+    from .oauth import OAuth, TokenStore
     from .protocol.tasks import TaskState
     from .protocol.types import Tool
     from .results import ToolResult
@@ -51,6 +53,7 @@ _ERRORS = (
     "ServerExited",
     "ServerUnreachable",
     "SessionExpired",
+    "SignInFailed",
     "TaskCancelled",
     "TaskError",
     "TaskExpired",
@@ -66,6 +69,8 @@ _LAZY = {
     **dict.fromkeys(_ERRORS, ".errors"),
     "Client": ".client",
     "connect": ".client",
+    "OAuth": ".oauth",
+    "TokenStore": ".oauth",
     "TaskState": ".protocol.tasks",
     "Tool": ".protocol.types",
     "ToolResult": ".results",
@@ -111,12 +116,14 @@ __all__ = [
     "HTTPStatusError",
     "InvalidMessage",
     "MCPError",
+    "OAuth",
     "Progress",
     "ProtocolError",
     "RequestTimeout",
     "ServerExited",
     "ServerUnreachable",
     "SessionExpired",
+    "SignInFailed",
     "TaskCancelled",
     "TaskError",
     "TaskExpired",
@@ -125,6 +132,7 @@ __all__ = [
     "TaskLost",
     "TaskNotFound",
     "TaskState",
+    "TokenStore",
     "Tool",
     "ToolNotFound",
     "ToolResult",

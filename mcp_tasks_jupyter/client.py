@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from typing import Any
 
 from .answering import Answerer
@@ -15,15 +16,17 @@ from .errors import ConnectionFailed, ToolNotFound, UsageError
 from .handshake import PROBE_TIMEOUT_S, check_version, handshake
 from .index import ServerIdentity, TaskIndex, notebook_path
 from .lifecycle import TaskLifecycle
+from .oauth import OAuth, OAuthSignIn
 from .protocol import headers as wire_headers
 from .protocol.bounds import MAX_LIST_PAGES
 from .protocol.tasks import TaskState
 from .protocol.types import Implementation, ListToolsResult, Tool
-from .redact import scrub, scrub_data
+from .redact import safe_url, scrub, scrub_data
 from .results import ToolResult
 from .session import RECONNECT_FOR_S, Session
 from .tasks import TaskHandle
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
+from .transport.auth import AuthHook
 
 log = logging.getLogger(__name__)
 
@@ -362,19 +365,44 @@ class Client:
 
 
 def _transport_for(
-    target: str | Sequence[str], headers: dict[str, str] | None, env: dict[str, str] | None
+    target: str | Sequence[str],
+    headers: dict[str, str] | None,
+    env: dict[str, str] | None,
+    auth: OAuth | AuthHook | None = None,
+    name: str | None = None,
 ) -> Transport:
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         if env:
             raise UsageError("env= applies to stdio servers; this target is a URL")
-        return StreamableHTTPTransport(target, headers=headers)
+        hook = OAuthSignIn(auth, target, name or safe_url(target)) if isinstance(auth, OAuth) else auth
+        return StreamableHTTPTransport(target, headers=headers, auth=hook)
     if headers:
         raise UsageError("headers= apply to HTTP servers; this target is a command")
+    if auth is not None:
+        raise UsageError("auth= applies to HTTP servers; this target is a command")
     if not isinstance(target, (str, list, tuple)):
         raise UsageError(
             f"target must be a URL, a command string or a list of argv strings, not {type(target).__name__}"
         )
     return StdioTransport(target, env=env)
+
+
+@contextlib.contextmanager
+def _paused_while_signing_in(auth: AuthHook | None, deadline: asyncio.Timeout, seconds: float) -> Iterator[None]:
+    """The handshake's timeout does not run while a person signs in (OAuth): it starts again after."""
+    if not isinstance(auth, OAuthSignIn):
+        yield
+        return
+
+    def waiting(person: bool) -> None:
+        if not deadline.expired():
+            deadline.reschedule(None if person else asyncio.get_running_loop().time() + seconds)
+
+    auth.waiting.append(waiting)
+    try:
+        yield
+    finally:
+        auth.waiting.remove(waiting)
 
 
 def _client_capabilities(sampling: bool) -> dict[str, Any]:
@@ -399,10 +427,11 @@ async def open_client(
     protocol_version: str | None = None,
     index: TaskIndex | str | os.PathLike[str] | None = None,
     reconnect_for: float = RECONNECT_FOR_S,
+    auth: OAuth | AuthHook | None = None,
 ) -> Client:
     check_dialect(dialect)
     check_version(protocol_version)
-    transport = _transport_for(target, headers, env)
+    transport = _transport_for(target, headers, env, auth, name)
     if not reconnect_for >= 0:
         raise UsageError(f"reconnect_for must be a number of seconds >= 0, not {reconnect_for!r}")
     session = Session(transport, name=name, capabilities=_client_capabilities(sampling_handler is not None))
@@ -411,10 +440,11 @@ async def open_client(
     stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
     try:
         await session.start()
-        async with asyncio.timeout(timeout):
-            await handshake(
-                session, protocol_version, stateless=stateless, probe_timeout=min(PROBE_TIMEOUT_S, timeout)
-            )
+        async with asyncio.timeout(timeout) as deadline:
+            with _paused_while_signing_in(transport.auth, deadline, timeout):
+                await handshake(
+                    session, protocol_version, stateless=stateless, probe_timeout=min(PROBE_TIMEOUT_S, timeout)
+                )
         if name is None and session.server_info is not None:
             session.name = scrub(f"{session.server_info.name} at {transport.label}")
         chosen = select_dialect(dialect, session)
@@ -465,6 +495,7 @@ def connect(
     protocol_version: str | None = None,
     index: TaskIndex | str | os.PathLike[str] | None = None,
     reconnect_for: float = RECONNECT_FOR_S,
+    auth: OAuth | AuthHook | None = None,
 ) -> Connecting:
     """Connect to an MCP server.
 
@@ -482,6 +513,9 @@ def connect(
     gives every connection the default one.
     ``reconnect_for``: how long (seconds) an HTTP server that went away is reconnected, with backoff,
     before its unfinished tasks end ``lost``; a server that ended the session (HTTP 404) gets a new one.
+    ``auth``: ``mtj.OAuth(...)`` signs in with OAuth when the server asks for it (the MCP authorization
+    flow: a sign-in link for a person, tokens kept in the token store and refreshed); or any object
+    with the ``transport.auth.AuthHook`` interface.
     """
     return Connecting(
         target,
@@ -495,4 +529,5 @@ def connect(
         protocol_version=protocol_version,
         index=index,
         reconnect_for=reconnect_for,
+        auth=auth,
     )

@@ -36,6 +36,7 @@ from ..errors import (
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
 from ..redact import register_all, register_url, safe_url
+from .auth import AuthHook
 from .base import Transport, TransportEvents
 from .http_answers import (
     MAX_ERROR_BODY_BYTES,
@@ -79,7 +80,14 @@ class StreamableHTTPTransport(Transport):
     kind = "http"
     carries_headers = True
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        auth: AuthHook | None = None,
+    ) -> None:
         self.url = url  # the real URL (its userinfo too) for requests; shown: the label, without it
         register_url(url)
         register_all(headers)
@@ -100,12 +108,18 @@ class StreamableHTTPTransport(Transport):
         self.stateless = False
         self._closed = False
         self._slots = asyncio.Semaphore(MAX_EXCHANGES)
+        #: Where credentials come from beyond ``headers`` (OAuth); its headers win over the user's.
+        self.auth = auth
+        if auth is not None:
+            auth.on_change(self._rebuild_headers)
         self._rebuild_headers()
 
     # -- headers -------------------------------------------------------------------------------
 
     def _rebuild_headers(self) -> None:
         common = dict(self._user_headers)
+        if self.auth is not None:
+            common.update(self.auth.headers())
         if self.session_id:
             common["Mcp-Session-Id"] = self.session_id
         if self._protocol_version:
@@ -169,6 +183,8 @@ class StreamableHTTPTransport(Transport):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.auth is not None:
+            await self.auth.aclose()
         client = self._client
         if client is None:
             return
@@ -292,7 +308,8 @@ class StreamableHTTPTransport(Transport):
         )
 
     def _auth_failure(self, response: httpx.Response, what: str, body: bytes, more: bool) -> AuthenticationFailed:
-        return auth_failure(response, what, body_text(body, more), tuple(self._user_headers), self.server_name)
+        names = tuple(self._user_headers) + (tuple(self.auth.headers()) if self.auth is not None else ())
+        return auth_failure(response, what, body_text(body, more), names, self.server_name)
 
     # -- SSE streams ---------------------------------------------------------------------------
 
@@ -419,10 +436,13 @@ class StreamableHTTPTransport(Transport):
     async def _listen_loop(self, position: StreamPosition, first_try: asyncio.Future[None]) -> None:
         backoff = 0.0
         while not self._closed:
+            version = self.auth.version if self.auth is not None else 0
             try:
                 response = await self._open_get(_resume_id(position))
             except AuthenticationFailed as exc:
                 self.listening = False
+                if self.auth is not None and await self._renewed(exc, version):
+                    continue
                 log.warning("%s: no event stream for server messages: %s", self.server_name, exc.detail)
                 return  # the same credentials would be refused again: no reconnecting
             except HTTPStatusError as exc:
@@ -457,6 +477,15 @@ class StreamableHTTPTransport(Transport):
                 backoff = min(MAX_LISTEN_BACKOFF_S, max(1.0, backoff * 2))
                 delay = backoff
             await asyncio.sleep(delay)
+
+    async def _renewed(self, failure: AuthenticationFailed, version: int) -> bool:
+        """Whether the auth hook put new credentials in place after ``failure`` (errors: no)."""
+        assert self.auth is not None
+        try:
+            return await self.auth.challenged(failure, version)
+        except MCPError as exc:
+            log.warning("%s: %s", self.server_name, exc.detail)
+            return False
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
