@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..oauth import OAuth
 from ..redact import safe_url
 
 FILE_NAME = "mcp.json"
@@ -63,6 +64,8 @@ class ServerConfig:
     display_target: str = ""
     #: Every value that must never be shown (header and env values, expanded variables).
     secrets: frozenset[str] = frozenset()
+    #: ``"oauth"``: settings (sign in with these), False (never sign in), None (when the server asks).
+    oauth: OAuth | bool | None = None
 
     @property
     def transport(self) -> str:
@@ -190,6 +193,17 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
             raise ConfigError(f'{where}: "url" must start with http:// or https://')
         if entry.get("env"):
             raise ConfigError(f'{where}: "env" applies to stdio servers; this one has a url')
+        oauth = entry.get("oauth")
+        if isinstance(oauth, dict):
+            oauth = {
+                k: expand(v, f"oauth.{k}", secret=k == "client_secret") if isinstance(v, str) else v
+                for k, v in oauth.items()
+            }
+        if oauth is not None and oauth is not False:
+            try:
+                oauth = OAuth.from_config(oauth, where)
+            except (UsageError, TypeError) as exc:
+                raise ConfigError(str(exc)) from None
         return ServerConfig(
             name,
             source,
@@ -198,6 +212,7 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
             dialect=dialect,
             display_target=entry["url"],
             secrets=_scrubbable(secrets),
+            oauth=oauth,
         )
     if "command" not in entry:
         raise ConfigError(f'{where} needs "command" (stdio) or "url" (HTTP)')
@@ -208,6 +223,8 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
     argv = [command, *(expand(a, f"args[{i}]") for i, a in enumerate(args))]
     if entry.get("headers"):
         raise ConfigError(f'{where}: "headers" apply to HTTP servers; this one has a command')
+    if entry.get("oauth"):
+        raise ConfigError(f'{where}: "oauth" applies to HTTP servers; this one has a command')
     display = " ".join([entry["command"], *(str(a) for a in args)])
     return ServerConfig(
         name, source, argv, env=table("env"), dialect=dialect, display_target=display, secrets=_scrubbable(secrets)

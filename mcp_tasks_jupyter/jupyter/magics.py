@@ -25,7 +25,7 @@ from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
 from ..tasks import TaskHandle
-from . import comm, display, questions, transform
+from . import comm, display, questions, sign_in, transform
 from .config import load_server
 from .magic_args import (
     ArgumentError,
@@ -96,6 +96,12 @@ class MCPMagics(Magics):
         user's Jupyter config directory (or ``$MTJ_CONFIG``); ``${env:VAR}`` in it comes from the
         environment. Options given here are added to the file's headers and env.
 
+        An HTTP server that asks you to sign in (OAuth) gets a "Sign in to NAME" link in the cell:
+        it opens the sign-in in a new tab, and the cell goes on once you are signed in. Tokens are
+        kept for the next time (``%mcp_logout NAME`` forgets them). ``"oauth": {...}`` in mcp.json
+        sets ``client_id``, ``client_secret``, ``scopes``, ``redirect_port``; ``"oauth": false``
+        never signs in.
+
         Connecting again with a NAME in use replaces that connection once the new one is up; its
         unfinished tasks keep running on the server (``%mcp_result NAME:TASK_ID`` picks one up).
         Header and env values are never shown.
@@ -103,6 +109,7 @@ class MCPMagics(Magics):
         args = self._parse(parse_connect_line, self._expander(local_ns, fallback=_CONNECT_NAMES)(line))
         headers, env = dict(args.headers), dict(args.env)
         secrets: frozenset[str] = frozenset()
+        oauth: Any = None
         if args.target is None:
             try:
                 config = load_server(args.name)
@@ -112,6 +119,7 @@ class MCPMagics(Magics):
             headers, env = {**config.headers, **headers}, {**config.env, **env}
             dialect = args.dialect or config.dialect or "auto"
             shown, source, secrets = config.display_target, str(config.source), config.secrets
+            oauth = config.oauth
         else:
             target = args.target
             dialect = args.dialect or "auto"
@@ -129,6 +137,7 @@ class MCPMagics(Magics):
                 display_target=shown,
                 source=source,
                 secrets=secrets,
+                oauth=oauth,
                 **options,
             ),
             f"mcp-connect {args.name}",
@@ -149,6 +158,48 @@ class MCPMagics(Magics):
             quiet=True,
             redact=lambda text: runtime.redact(_scrub(text, secrets, headers, env)),
         )
+
+    # -- %mcp_login, %mcp_logout ---------------------------------------------------------------
+
+    @line_magic
+    def mcp_login(self, line: str) -> Pending:
+        """Sign in to a connected server with OAuth now (e.g. as another account, or for more scope).
+
+        Usage::
+
+            %mcp_login NAME
+        """
+        name = self._one_name(line, "mcp_login")
+        client = self._client(name, f"%mcp_login {name}")
+        job = self._job(sign_in.login(name, client), f"mcp-login {name}")
+
+        async def report(text: str) -> None:
+            print(text)
+
+        return Pending(f"%mcp_login {name}", job, report, quiet=True, redact=self.runtime.redact)
+
+    @line_magic
+    def mcp_logout(self, line: str) -> None:
+        """Forget the OAuth tokens of a server (connected, or configured in mcp.json): the next request
+        that needs them asks you to sign in again.
+
+        Usage::
+
+            %mcp_logout NAME
+        """
+        name = self._one_name(line, "mcp_logout")
+        client = self.runtime.clients.get(name)
+        url = None
+        if client is None:
+            try:
+                config = load_server(name)
+            except MCPError as exc:
+                raise UsageError(one_line(f"%mcp_logout {name}", exc)) from None
+            url = config.target if isinstance(config.target, str) else None
+        try:
+            sign_in.logout(name, client, url)
+        except MCPError as exc:
+            raise UsageError(one_line("", exc)) from None
 
     # -- %mcp_servers --------------------------------------------------------------------------
 
@@ -397,6 +448,12 @@ class MCPMagics(Magics):
         return Pending(what, self._job(find(), "mcp-result"), collect, redact=runtime.redact)
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _one_name(self, line: str, magic: str) -> str:
+        name: str | None = self._parse(parse_server_name, line, magic=magic)
+        if name is None:
+            raise UsageError(f"%{magic} NAME: give the name of the connection (see %mcp_servers)")
+        return name
 
     def _parse(self, parser: Callable[..., Any], line: str, **kwargs: Any) -> Any:
         try:

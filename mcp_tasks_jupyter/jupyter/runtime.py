@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, UsageError
 from ..index import TaskIndex, default_index
+from ..oauth import OAuth
 from ..protocol.tasks import question_task_id
 from ..redact import register_all, safe_url, scrub
 from ..tasks import TaskHandle
 from .config import redact
 from .magic_args import NAME_RE
+from .sign_in import notebook_hook, wants_oauth
 
 if TYPE_CHECKING:
     from .comm import TasksChannel
@@ -100,6 +102,7 @@ class Runtime:
         display_target: str | None = None,
         source: str = "code",
         secrets: frozenset[str] | set[str] = frozenset(),
+        oauth: OAuth | bool | None = None,
         **options: Any,
     ) -> Client:
         """Connect to ``target`` (URL, command string or argv) under ``name``; return the Client.
@@ -108,11 +111,16 @@ class Runtime:
         handles end with TaskLost; the tasks stay on the server). ``options`` go to
         :func:`mcp_tasks_jupyter.connect` (e.g. ``elicitation_handler``); by default the runtime
         answers questions itself (preset ``answers`` of ``start_task``, then ``question_handler``).
+        An HTTP server without an ``Authorization`` header of the user's is signed in to with OAuth
+        when it asks (a "Sign in" link in the cell); ``oauth``: settings for that (``mtj.OAuth``),
+        or False never to sign in.
         """
         self._bind_loop()
         if not NAME_RE.match(name):
             raise UsageError(f"{name!r} is not a usable connection name (letters, digits, _ . -; no ':')")
         register_all(secrets)  # expanded ${env:...} values (headers and env are registered by the transports)
+        if "auth" not in options and oauth is not False and wants_oauth(target, headers):
+            options["auth"] = notebook_hook(name, str(target), oauth if isinstance(oauth, OAuth) else None)
         shown = (
             display_target
             if display_target is not None

@@ -180,14 +180,19 @@ async def discover_server(http: httpx.AsyncClient, issuer: str, server: str) -> 
     )
 
 
-async def discover_legacy(http: httpx.AsyncClient, server_url: str, server: str) -> ServerMetadata:
-    """A 2025-03-26 server: its origin is the authorization server; metadata there, else defaults."""
+async def discover_legacy(
+    http: httpx.AsyncClient, server_url: str, server: str, *, defaults: bool = True
+) -> ServerMetadata | None:
+    """A 2025-03-26 server: its origin is the authorization server; metadata there, else the default
+    endpoints (None instead when not ``defaults``)."""
     origin = origin_of(server_url)
     for url in (f"{origin}{OAUTH_WELL_KNOWN}", f"{origin}{OPENID_WELL_KNOWN}"):
         data = await fetch_json(http, url, server)
         if data is not None:
             issuer = data.get("issuer")
             return _server_metadata(data, issuer if isinstance(issuer, str) else None, url, server)
+    if not defaults:
+        return None
     return ServerMetadata(
         issuer=None,
         authorization_endpoint=f"{origin}/authorize",

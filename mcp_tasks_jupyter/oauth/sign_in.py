@@ -59,8 +59,19 @@ def resource_key(url: str) -> str:
 class OAuthSignIn:
     """The auth hook of one HTTP connection that signs in with OAuth."""
 
-    def __init__(self, settings: OAuth, server_url: str, server: str, *, store: TokenStore | None = None) -> None:
+    def __init__(
+        self,
+        settings: OAuth,
+        server_url: str,
+        server: str,
+        *,
+        store: TokenStore | None = None,
+        implicit: bool = False,
+    ) -> None:
         self.settings = settings
+        #: Not asked for by the user (a notebook's default): sign in only where the server publishes
+        #: OAuth metadata; otherwise its refusal stands as it is.
+        self.implicit = implicit
         self.server_url = server_url
         self.server = server
         self.store = store or TokenStore(settings.token_store)
@@ -95,6 +106,12 @@ class OAuthSignIn:
         return bool(self._headers)
 
     async def challenged(self, failure: AuthenticationFailed, version: int) -> bool:
+        try:
+            return await self._challenged(failure, version)
+        except _NoOAuth:
+            return False  # the server asks for credentials but not through OAuth
+
+    async def _challenged(self, failure: AuthenticationFailed, version: int) -> bool:
         async with self._lock:
             if version != self.version:
                 return True  # another request already renewed the credentials
@@ -125,7 +142,12 @@ class OAuthSignIn:
     async def sign_in(self) -> None:
         """Sign in now (even with a token in hand), e.g. ``%mcp_login``."""
         async with self._lock:
-            await self._sign_in(None, self._record.scopes or None)
+            try:
+                await self._sign_in(None, self._record.scopes or None)
+            except _NoOAuth:
+                raise SignInFailed(
+                    "the server publishes no OAuth metadata: there is nowhere to sign in", server=self.server
+                ) from None
 
     def sign_out(self) -> bool:
         """Forget the tokens and registration (here and in the store); True when there were any."""
@@ -203,7 +225,10 @@ class OAuthSignIn:
         if resource is None:
             self._record.indicator = self.key
             self._resource_scopes = None
-            metadata = await discovery.discover_legacy(http, self.server_url, self.server)
+            found = await discovery.discover_legacy(http, self.server_url, self.server, defaults=not self.implicit)
+            if found is None:
+                raise _NoOAuth
+            metadata = found
         else:
             self._record.indicator = resource.resource
             self._resource_scopes = resource.scopes_supported
@@ -241,6 +266,7 @@ class OAuthSignIn:
                 self._record = SignIn(self.key, indicator=self._record.indicator)
                 kept = None
             listener = await self._listen(kept)
+            asked = False
             try:
                 client = await client_for(http, metadata, self.settings, listener.redirect_uri, kept, self.server)
                 self._record.client = client
@@ -250,13 +276,25 @@ class OAuthSignIn:
                     metadata, client, listener.redirect_uri, scopes, indicator
                 )
                 listener.expect(request.state)
+                asked = True
                 answer = await self._ask_person(request.url, listener)
+            except SignInFailed as exc:
+                if asked:
+                    self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
+                raise
             finally:
                 await listener.close()
-            code = mechanics.code_from(answer, request, metadata, self.server)
-            tokens = await mechanics.exchange_code(http, metadata, client, request, code, indicator, self.server)
+            try:
+                code = mechanics.code_from(answer, request, metadata, self.server)
+                tokens = await mechanics.exchange_code(
+                    http, metadata, client, request, code, indicator, self.server
+                )
+            except SignInFailed as exc:
+                self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
+                raise
         self._record.scopes = scopes
         self._use(tokens)
+        self._tell_person(f"signed in to {self.server}")
 
     async def _listen(self, kept: ClientRegistration | None) -> RedirectListener:
         port = self.settings.redirect_port
@@ -288,6 +326,12 @@ class OAuthSignIn:
             for waiting in self.waiting:
                 waiting(False)
 
+    def _tell_person(self, text: str) -> None:
+        """Tell whoever showed the sign-in link how it ended (the notebook's link becomes this line)."""
+        done = getattr(self.settings.open_url, "done", None)
+        if callable(done):
+            done(text)
+
     def _use(self, tokens: Tokens, *, save: bool = True) -> None:
         self._record.tokens = tokens
         if save:
@@ -300,6 +344,10 @@ class OAuthSignIn:
         self.version += 1
         for callback in self._callbacks:
             callback()
+
+
+class _NoOAuth(Exception):
+    """The server publishes no OAuth metadata and the sign-in was not asked for."""
 
 
 def _port_of(url: str) -> int | None:
