@@ -134,6 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL=SCOPE",
         help="a tools/call of TOOL also needs SCOPE (403 insufficient_scope without it); repeatable",
     )
+    auth.add_argument(
+        "--auth-client-id",
+        metavar="ID",
+        help="a pre-registered client (besides dynamic registration): any loopback redirect URI",
+    )
+    auth.add_argument(
+        "--auth-client-secret",
+        metavar="SECRET",
+        help="its secret (Basic or post at the token endpoint); without one it is a public client",
+    )
     parser.add_argument(
         "--log-level",
         default="warning",
@@ -162,6 +172,8 @@ def _auth_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             token_ttl=args.token_ttl,
             scopes=parse_scopes(args.auth_scopes),
             tool_scopes=parse_tool_scopes(args.auth_tool_scope),
+            client_id=args.auth_client_id,
+            client_secret=args.auth_client_secret,
         )
     except ValueError as exc:
         parser.error(str(exc))

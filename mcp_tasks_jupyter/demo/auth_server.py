@@ -10,6 +10,8 @@ HTTP layer read (query pairs, form pairs, a JSON body, the ``Authorization`` hea
   ``token_endpoint_auth_method`` is ``none``, ``client_secret_basic`` (the RFC's default) or
   ``client_secret_post``, ``grant_types`` ⊆ {``authorization_code``, ``refresh_token``}
   (default ``["authorization_code"]``: a client that wants refresh tokens lists ``refresh_token``);
+* optionally one pre-registered client (:attr:`AuthSettings.client_id`), for clients that are given
+  their credentials: any loopback http redirect URI, both grant types;
 * the authorization endpoint: answers at once with a 302 to the redirect URI carrying ``code``,
   ``state`` and ``iss`` (errors too carry ``state`` and ``iss``). The redirect URI must be one the
   client registered (exactly, or on another port for a loopback IP literal, RFC 8252 §7.3); PKCE
@@ -85,10 +87,16 @@ class AuthSettings:
     token_ttl: int = 3600
     scopes: tuple[str, ...] = ("mcp:tools", OFFLINE_ACCESS)
     tool_scopes: Mapping[str, str] = field(default_factory=dict)
+    #: A pre-registered client (``--auth-client-id``, ``--auth-client-secret``): any loopback http
+    #: redirect URI, both grant types; with a secret it authenticates by Basic or post, else by none.
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.token_ttl < 1:
             raise ValueError("--token-ttl must be at least 1 second")
+        if self.client_secret is not None and not self.client_id:
+            raise ValueError("--auth-client-secret needs --auth-client-id")
         for scope in (*self.scopes, *self.tool_scopes.values()):
             if not scope or not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", scope):
                 raise ValueError(f"not a valid OAuth scope: {scope!r}")
@@ -109,9 +117,10 @@ class AuthSettings:
 class Client:
     client_id: str
     secret: str | None
-    auth_method: str
+    auth_methods: frozenset[str]  # how it may authenticate at the token endpoint
     redirect_uris: tuple[str, ...]
     grant_types: tuple[str, ...]
+    any_loopback: bool = False  # the pre-registered client: any loopback http redirect URI
 
 
 @dataclass
@@ -186,6 +195,10 @@ def _redirect_uri_problem(uri: Any) -> str | None:
     return f"redirect URIs must be https or loopback http (127.0.0.1, [::1], localhost): {uri}"
 
 
+def _is_loopback_http(uri: str) -> bool:
+    return _redirect_uri_problem(uri) is None and urlsplit(uri).scheme == "http"
+
+
 def _same_redirect(registered: str, given: str) -> bool:
     """Exact match, or (RFC 8252 §7.3) the same loopback IP URI on any port."""
     if registered == given:
@@ -222,6 +235,12 @@ class DemoAuthorizationServer:
         self.access_tokens: dict[str, AccessToken] = {}
         self.refresh_tokens: dict[str, RefreshToken] = {}
         self._rotated: dict[str, str] = {}  # refresh token already used -> its grant
+        if settings.client_id is not None:
+            secret = settings.client_secret
+            methods = frozenset({"none"} if secret is None else {"client_secret_basic", "client_secret_post"})
+            self.clients[settings.client_id] = Client(
+                settings.client_id, secret, methods, (), GRANT_TYPES, any_loopback=True
+            )
 
     # -- endpoints and metadata ------------------------------------------------------------------
 
@@ -302,7 +321,8 @@ class DemoAuthorizationServer:
         secret = None if method == "none" else _token()
         while len(self.clients) >= MAX_CLIENTS:
             del self.clients[next(iter(self.clients))]
-        self.clients[client_id] = Client(client_id, secret, method, tuple(uris), tuple(dict.fromkeys(grant_types)))
+        grants = tuple(dict.fromkeys(grant_types))
+        self.clients[client_id] = Client(client_id, secret, frozenset({method}), tuple(uris), grants)
         logger.info("OAuth client %s registered (%s)", client_id, method)
         answer = {
             **meta,
@@ -334,7 +354,9 @@ class DemoAuthorizationServer:
             if len(client.redirect_uris) != 1:
                 return oauth_error(400, "invalid_request", "redirect_uri is required (several are registered)")
             redirect_uri = client.redirect_uris[0]
-        elif any(_same_redirect(uri, given_uri) for uri in client.redirect_uris):
+        elif any(_same_redirect(uri, given_uri) for uri in client.redirect_uris) or (
+            client.any_loopback and _is_loopback_http(given_uri)
+        ):
             redirect_uri = given_uri
         else:
             return oauth_error(400, "invalid_request", "redirect_uri is not one the client registered")
@@ -427,24 +449,17 @@ class DemoAuthorizationServer:
         if client is None:
             return self._bad_client("unknown client", basic=basic is not None)
         posted = params.get("client_secret")
-        method = client.auth_method
-        if method == "none":
-            if basic or posted is not None:
-                return self._bad_client("the client registered token_endpoint_auth_method none: send no secret")
+        methods = client.auth_methods
+        if basic is None and posted is None and "none" in methods:
             return client
-        assert client.secret is not None
-        if method == "client_secret_basic":
-            if basic is None or posted is not None:
-                return self._bad_client("the client registered client_secret_basic: authenticate with HTTP Basic")
+        if basic is not None and posted is None and "client_secret_basic" in methods:
             offered = basic[1]
-        else:
-            if basic is not None or posted is None:
-                return self._bad_client(
-                    "the client registered client_secret_post: send client_secret in the form",
-                    basic=basic is not None,
-                )
+        elif basic is None and posted is not None and "client_secret_post" in methods:
             offered = posted
-        if not secrets.compare_digest(offered.encode(), client.secret.encode()):
+        else:
+            named = " or ".join(sorted(methods))
+            return self._bad_client(f"this client authenticates by {named} only", basic=basic is not None)
+        if client.secret is None or not secrets.compare_digest(offered.encode(), client.secret.encode()):
             return self._bad_client("wrong client secret", basic=basic is not None)
         return client
 

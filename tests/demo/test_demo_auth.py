@@ -15,6 +15,7 @@ from tests.support.auth_demo import (
     REDIRECT_URI,
     AuthDemo,
     Pkce,
+    RegisteredClient,
     Tokens,
     authorize,
     redirect_params,
@@ -311,3 +312,20 @@ def test_a_task_runs_across_an_expiry_and_no_secret_reaches_the_output() -> None
         assert "OAuth client" in output  # the debug log is on, and says what happened
         for secret in secrets:
             assert secret and secret not in output
+
+
+def test_a_pre_registered_client_signs_in_without_registering() -> None:
+    with start_auth_demo(client_id="notebook", client_secret="s3cret") as demo:
+        for method in ("client_secret_basic", "client_secret_post"):
+            for redirect_uri in (REDIRECT_URI, "http://localhost:8123/any/path"):
+                client = RegisteredClient("notebook", "s3cret", method, redirect_uri)
+                assert sign_in(demo, client=client).refresh_token
+        answer = authorize(demo, RegisteredClient("notebook", None, "none", "https://example.com/cb"), Pkce.new())
+        assert answer.status_code == 400 and "location" not in answer.headers
+        wrong = RegisteredClient("notebook", "wrong", "client_secret_post", REDIRECT_URI)
+        pkce = Pkce.new()
+        code = redirect_params(authorize(demo, wrong, pkce))["code"]
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI}
+        answer = token_request(demo, wrong, {**form, "code_verifier": pkce.verifier, "resource": demo.url})
+        assert (answer.status_code, answer.json()["error"]) == (401, "invalid_client")
+        assert "s3cret" not in demo.output()

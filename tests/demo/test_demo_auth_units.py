@@ -105,6 +105,7 @@ def test_settings_derive_the_required_and_supported_scopes() -> None:
         (["--auth"], "--auth needs --http"),
         (["--http", "--auth", "--token-ttl", "0"], "at least 1 second"),
         (["--http", "--auth", "--auth-tool-scope", "=x"], "TOOL=SCOPE"),
+        (["--http", "--auth", "--auth-client-secret", "x"], "needs --auth-client-id"),
     ],
 )
 def test_bad_auth_flags_are_usage_errors(

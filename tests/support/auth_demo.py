@@ -84,13 +84,20 @@ def start_auth_demo(
     token_ttl: int = 3600,
     scopes: str = "mcp:tools offline_access",
     tool_scopes: Mapping[str, str] | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
 ) -> Iterator[AuthDemo]:
-    """Run ``demo --http --port 0 --auth --token-ttl N --auth-scopes S [--auth-tool-scope T=S]... ARGS``
-    for the block and yield it once it listens. ``extra_args`` go to the demo (``--faults`` and
-    ``--conformance`` too: then it is tests/support/demo_server.py)."""
+    """Run ``demo --http --port 0 --auth --token-ttl N --auth-scopes S [--auth-tool-scope T=S]...
+    [--auth-client-id ID [--auth-client-secret SECRET]] ARGS`` for the block and yield it once it
+    listens. ``extra_args`` go to the demo (``--faults`` and ``--conformance`` too: then it is
+    tests/support/demo_server.py)."""
     argv = ["--http", "--port", "0", "--auth", "--token-ttl", str(token_ttl), "--auth-scopes", scopes]
     for tool, scope in (tool_scopes or {}).items():
         argv += ["--auth-tool-scope", f"{tool}={scope}"]
+    if client_id is not None:
+        argv += ["--auth-client-id", client_id]
+    if client_secret is not None:
+        argv += ["--auth-client-secret", client_secret]
     with spawn(demo_argv(*argv, *extra_args, python=PYTHON), env=python_env()) as process:
         url = wait_for_stdout(process, LISTENING_LINE, START_TIMEOUT).group(1)
         yield AuthDemo(url, process)
@@ -113,13 +120,14 @@ class Pkce:
 
 @dataclass(frozen=True)
 class RegisteredClient:
-    """What ``/register`` answered (``client_secret`` is None for ``none``)."""
+    """What ``/register`` answered (``client_secret`` is None for ``none``), or a pre-registered client
+    (``RegisteredClient(ID, SECRET, "client_secret_basic", REDIRECT_URI)``)."""
 
     client_id: str
     client_secret: str | None
     auth_method: str
     redirect_uri: str
-    metadata: dict[str, Any] = field(repr=False)
+    metadata: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def token_auth(self, form: dict[str, str]) -> dict[str, Any]:
         """httpx keyword arguments for a token request with this client's authentication."""
