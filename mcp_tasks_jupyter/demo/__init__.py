@@ -58,8 +58,8 @@ Flags: ``--http``, ``--host`` (127.0.0.1), ``--port`` (0 = a free port), ``--pol
 ``--tools-page-size N`` (100), ``--tasks-page-size N`` (50), ``--dialect`` (auto),
 ``--no-status-notifications``, ``--log-level`` (warning). With ``--http``: ``--auth`` (an OAuth 2.1
 protected ``/mcp`` and an authorization server of its own, :mod:`.auth_http`), ``--token-ttl SECONDS``
-(3600), ``--auth-scopes "S ..."`` ("mcp:tools offline_access"), ``--auth-tool-scope TOOL=SCOPE``, ``--auth-client-id ID`` and ``--auth-client-secret SECRET`` (a
-pre-registered client).
+(3600), ``--auth-scopes "S ..."`` ("mcp:tools offline_access"), ``--auth-tool-scope TOOL=SCOPE``,
+``--auth-client-id ID`` and ``--auth-client-secret SECRET`` (a pre-registered client).
 
 Behaviour and limits:
 
