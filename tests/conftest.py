@@ -36,7 +36,16 @@ KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "tests.jupyter.kernel_h
 #: Launchers in tests/support/peers.py of the peers ``make peers`` installs (the demo's are not).
 #: Launchers of our own server processes (the demo, the scripted stdio fault server).
 SERVER_LAUNCHERS = frozenset(
-    {"demo_stdio_argv", "start_demo_http", "demo_client", "StdioPeer", "HttpPeer", "http_server", "stdio_argv"}
+    {
+        "demo_stdio_argv",
+        "start_demo_http",
+        "start_auth_demo",
+        "demo_client",
+        "StdioPeer",
+        "HttpPeer",
+        "http_server",
+        "stdio_argv",
+    }
 )
 SERVER_FIXTURES = frozenset({"connect_demo"})
 PEER_LAUNCHERS = frozenset(
