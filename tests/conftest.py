@@ -69,6 +69,7 @@ def anyio_backend() -> str:
 def _own_task_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test records tasks in a task index of its own, never in the user's data directory."""
     monkeypatch.setenv("MTJ_INDEX", str(tmp_path_factory.mktemp("index") / "tasks.sqlite3"))
+    monkeypatch.setenv("MTJ_TOKENS", str(tmp_path_factory.mktemp("tokens")))  # never the user's sign-ins
 
 
 def _origin(value: object) -> str:

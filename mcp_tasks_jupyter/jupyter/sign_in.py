@@ -23,6 +23,12 @@ from ..oauth import OAuth, OAuthSignIn, TokenStore
 from ..oauth.sign_in import resource_key
 
 _ids = itertools.count(1)
+#: JupyterLab's accept-button look from its theme variables (an <a> does not get it from the classes alone).
+_BUTTON_STYLE = (
+    "display:inline-block;text-decoration:none;padding:4px 12px;margin-right:8px;border-radius:2px;"
+    "background:var(--jp-accept-color-normal, var(--jp-brand-color1));color:var(--jp-ui-inverse-font-color1);"
+    "font-size:var(--jp-ui-font-size1)"
+)
 
 
 def wants_oauth(target: Any, headers: Mapping[str, str] | None) -> bool:
@@ -56,9 +62,9 @@ class SignInLink:
         name = html.escape(self.name)
         link = (
             f'<div class="mtj-sign-in"><a href="{html.escape(url, quote=True)}" target="_blank" '
-            f'rel="noopener noreferrer" class="jp-Button jp-mod-styled jp-mod-accept" '
-            f'style="text-decoration:none;padding:4px 12px">Sign in to {name}</a> '
-            f"<span>the server asks you to sign in; this cell waits (the kernel stays free).</span></div>"
+            'rel="noopener noreferrer" class="jp-Button jp-mod-styled jp-mod-accept" '
+            f'style="{_BUTTON_STYLE}">Sign in to {name}</a> '
+            "<span>the server asks you to sign in; this cell waits (the kernel stays free).</span></div>"
         )
         bundle = {"text/html": link, "text/plain": f"Sign in to {self.name}: open {url}"}
         display(bundle, raw=True, display_id=self.display_id)

@@ -60,6 +60,7 @@ def lab_env(home: Path) -> dict[str, str]:
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[name] = str(home / sub)
     env["MTJ_INDEX"] = str(home / "tasks.sqlite3")
+    env["MTJ_TOKENS"] = str(home / "tokens")
     env.pop("MTJ_CONFIG", None)
     # No news or update pop-ups over the page.
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
