@@ -111,7 +111,6 @@ class Batch(Sequence[TaskHandle]):
         self.tool = spec.name
         self.server = lifecycle.server
         self.started = time.time()
-        self.finished: float | None = None
         self._queue: collections.deque[TaskHandle] = collections.deque()
         self._sent: set[TaskHandle] = set()  # sent and not ended: what counts against the limit
         self._starting: dict[TaskHandle, asyncio.Task[None]] = {}
@@ -184,6 +183,14 @@ class Batch(Sequence[TaskHandle]):
             None if not h.done() else h.exception() if h.exception() is not None else h.result()
             for h in self._handles
         ]
+
+    @property
+    def finished(self) -> float | None:
+        """When the last task ended (epoch seconds); None while one has not."""
+        ends = [handle.finished for handle in self._handles]
+        if not ends or any(end is None for end in ends):
+            return None
+        return max(end for end in ends if end is not None)
 
     # -- cancelling ------------------------------------------------------------------------------
 
@@ -262,7 +269,6 @@ class Batch(Sequence[TaskHandle]):
         self._sent.discard(handle)
         self._fill()
         if self._ended == len(self._handles):
-            self.finished = time.time()
             for callback in tuple(self._on_end):
                 try:
                     callback(self)
@@ -328,9 +334,10 @@ class Batch(Sequence[TaskHandle]):
                 timed.append(self._entry(index, handle))
         total = len(self._handles)
         fraction = progress / total if total else 1.0
-        elapsed = (self.finished or now) - self.started
+        finished = self.finished
+        elapsed = (finished or now) - self.started
         eta = None
-        if self.finished is None and 0 < fraction < 1:
+        if finished is None and 0 < fraction < 1:
             eta = elapsed / fraction * (1 - fraction)
         timed.sort(key=lambda task: (task.finished or now) - task.started, reverse=True)
         order = {status: i for i, status in enumerate(STATUSES)}
@@ -343,7 +350,7 @@ class Batch(Sequence[TaskHandle]):
             ended=sum(1 for handle in self._handles if handle.done()),
             fraction=fraction,
             started=self.started,
-            finished=self.finished,
+            finished=finished,
             eta=eta,
             failed=tuple(failed),
             slowest=tuple(timed[:SLOWEST_SHOWN]),
