@@ -26,8 +26,8 @@ def running(batch: mtj.Batch) -> int:
     return sum(1 for h in batch if h.status != "queued" and not h.done())
 
 
-async def test_at_most_limit_run_at_once_and_the_queued_start_in_order():
-    async with demo_client("stdio", "--poll-interval", "100") as client:
+async def test_at_most_limit_run_at_once_and_the_queued_start_in_order(connect_demo):
+    async with connect_demo("--poll-interval", "100") as client:
         batch = await client.map("research", research(12), limit=3)
         assert isinstance(batch, mtj.Batch) and len(batch) == 12
         assert [h.status for h in batch] == ["working"] * 3 + ["queued"] * 9
@@ -189,3 +189,18 @@ async def test_cached_results_take_no_slot_and_no_server_call(tmp_path):
 async def _until(predicate) -> None:
     while not predicate():
         await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("dialect", ["ext", "sep1686"])
+async def test_the_limit_holds_where_the_server_decides_about_tasks(dialect):
+    async with demo_client("stdio", "--poll-interval", "100", dialect=dialect) as client:
+        batch = await client.map("research", research(6), limit=2)
+        peak = 0
+
+        def watch(b: mtj.Batch) -> None:
+            nonlocal peak
+            peak = max(peak, running(b))
+
+        batch.on_change(watch)
+        results = await batch.gather(timeout=WAIT)
+        assert peak == 2 and [r.structured["topic"] for r in results] == [f"topic {i}" for i in range(6)]
