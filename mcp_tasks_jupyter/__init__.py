@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from .batch import Batch
     from .client import Client, connect
     from .errors import (
         AuthenticationFailed,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .protocol.types import Tool
     from .results import ToolResult
     from .tasks import Progress, TaskHandle
+    from .waiting import as_completed, gather
 
 _ERRORS = (
     "AuthenticationFailed",
@@ -76,6 +78,9 @@ _LAZY = {
     "ToolResult": ".results",
     "Progress": ".tasks",
     "TaskHandle": ".tasks",
+    "Batch": ".batch",
+    "gather": ".waiting",
+    "as_completed": ".waiting",
 }
 
 
@@ -111,6 +116,7 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 __all__ = [
     "AuthenticationFailed",
+    "Batch",
     "Client",
     "ConnectionFailed",
     "HTTPStatusError",
@@ -137,5 +143,7 @@ __all__ = [
     "ToolNotFound",
     "ToolResult",
     "UsageError",
+    "as_completed",
     "connect",
+    "gather",
 ]

@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .answering import Answerer
+from .batch import DEFAULT_LIMIT, Batch
 from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
 from .dialects.base import TaskDialect
 from .errors import ConnectionFailed, ToolNotFound, UsageError
@@ -54,6 +55,8 @@ class Client:
         self.instructions = session.instructions
         self._tools: dict[str, Tool] | None = None
         self._closed = False
+        #: The batches of ``map`` with tasks still to end (strong references: queued tasks are owned).
+        self._batches: set[Batch] = set()
         #: The URL or command as shown (never header or env values): the server's identity in the index.
         self.target: str = session.transport.label
         #: Who answers the server's questions; what happens to each task.
@@ -257,6 +260,55 @@ class Client:
         self._check_arguments(spec, args)
         return await self.lifecycle.start(spec, args, ttl=ttl, answers=answers)
 
+    async def map(
+        self,
+        tool: str,
+        arguments_list: Iterable[Mapping[str, Any]],
+        *,
+        limit: int = DEFAULT_LIMIT,
+        answers: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+        ttl: int | None = None,
+        cache: bool = False,
+    ) -> Batch:
+        """Start ``tool`` once per argument mapping, at most ``limit`` tasks running at once, and
+        return the :class:`~mcp_tasks_jupyter.batch.Batch` of their handles at once, in order.
+
+        The first ``limit`` tasks are sent straight away; the others are ``queued`` and each is sent
+        as soon as another task of the batch ends. ``answers`` (one mapping for every task, or a list
+        with one per task), ``ttl`` and ``cache`` are as in :meth:`start_task`; a cached result takes
+        no slot. The tool and every mapping's required arguments are checked before anything is sent.
+        A queued task can be cancelled (it is then never sent); closing the client ends it ``lost``.
+        """
+        self._check_open()
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise UsageError(f"map: limit must be a whole number >= 1, not {limit!r}", server=self.name)
+        if isinstance(arguments_list, (str, bytes, Mapping)):
+            raise UsageError(
+                f"map: arguments_list must be a list of argument mappings, not one "
+                f"{type(arguments_list).__name__}",
+                server=self.name,
+            )
+        items: list[dict[str, Any]] = []
+        for place, arguments in enumerate(arguments_list):
+            if not isinstance(arguments, Mapping):
+                raise UsageError(
+                    f"map {tool!r}: item {place} must be a mapping of arguments, not {type(arguments).__name__}",
+                    server=self.name,
+                )
+            items.append(dict(arguments))
+        presets = _presets(answers, len(items), self.name)
+        spec = await self.tool(tool)
+        for place, args in enumerate(items):
+            try:
+                self._check_arguments(spec, args)
+            except UsageError as exc:
+                raise UsageError(f"map item {place}: {exc.detail}", server=self.name) from None
+        cached = (lambda args: self.lifecycle.cached(tool, args, self.target)) if cache else None
+        batch = Batch(self.lifecycle, spec, items, limit=limit, ttl=ttl, answers=presets, cached=cached)
+        self._batches.add(batch)
+        batch.on_end(self._batches.discard)
+        return batch
+
     def resume(self, *, notebook: str | None = None) -> list[TaskHandle]:
         """Attach again to this notebook's unfinished tasks on this server, as the task index has them.
 
@@ -354,6 +406,8 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        for batch in list(self._batches):
+            await batch.aclose("the client was closed")
         await self.lifecycle.aclose()
         await self.session.close()
 
@@ -362,6 +416,24 @@ class Client:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _presets(
+    answers: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None, count: int, server: str
+) -> list[dict[str, Any] | None]:
+    """``map``'s answers as one entry per task: the same mapping for all, or one per task."""
+    if answers is None or isinstance(answers, Mapping):
+        return [dict(answers) if answers else None] * count
+    given: Any = answers  # what callers pass is not always what the annotation says
+    if (
+        not isinstance(given, (list, tuple))
+        or len(given) != count
+        or not all(a is None or isinstance(a, Mapping) for a in given)
+    ):
+        raise UsageError(
+            f"map: answers must be one mapping for every task or a list of {count} (one per task)", server=server
+        )
+    return [dict(a) if a else None for a in given]
 
 
 def _transport_for(

@@ -3,8 +3,8 @@
 
 Servers report ``working``, ``input_required``, ``completed``, ``failed``, ``cancelled`` (and, in the
 SEP-1686 draft, ``submitted`` and ``unknown``); this client adds ``expired`` (the server dropped the
-task when its ttl ran out) and ``lost`` (this client lost the task: the server forgot it, or the
-connection is gone).
+task when its ttl ran out), ``lost`` (this client lost the task: the server forgot it, or the
+connection is gone) and ``queued`` (a task of ``client.map`` waiting for a free slot: not yet sent).
 """
 
 from __future__ import annotations
@@ -13,15 +13,17 @@ from .protocol.tasks import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, SUBMIT
 
 EXPIRED = "expired"
 LOST = "lost"
+QUEUED = "queued"
 
 #: Every status a handle (or a record of one) may have, in the order views list them.
-STATUSES = (WORKING, SUBMITTED, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED, EXPIRED, LOST, UNKNOWN)
+STATUSES = (QUEUED, WORKING, SUBMITTED, INPUT_REQUIRED, COMPLETED, FAILED, CANCELLED, EXPIRED, LOST, UNKNOWN)
 #: Statuses after which a task never changes.
 FINISHED = frozenset({COMPLETED, FAILED, CANCELLED, EXPIRED, LOST, UNKNOWN})
 #: Statuses shown as failures (the board's filter, notifications, colours).
 FAILURES = frozenset({FAILED, LOST, EXPIRED, UNKNOWN})
 #: How each status reads in words.
 WORDS = {
+    QUEUED: "queued",
     WORKING: "working",
     SUBMITTED: "submitted",
     INPUT_REQUIRED: "needs input",
@@ -39,4 +41,4 @@ def in_words(status: str) -> str:
     return WORDS.get(status, status)
 
 
-__all__ = ["EXPIRED", "FAILURES", "FINISHED", "LOST", "STATUSES", "WORDS", "in_words"]
+__all__ = ["EXPIRED", "FAILURES", "FINISHED", "LOST", "QUEUED", "STATUSES", "WORDS", "in_words"]

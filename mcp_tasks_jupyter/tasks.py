@@ -111,6 +111,19 @@ class TaskHandle:
     def done(self) -> bool:
         return self._future.done()
 
+    def ready(self) -> bool:
+        """Whether the task has ended (ipyparallel's name for :meth:`done`)."""
+        return self._future.done()
+
+    async def wait(self, timeout: float | None = None) -> ToolResult:
+        """The ToolResult once the task ends (or its error, as ``await handle`` raises it).
+
+        After ``timeout`` seconds without an end, TimeoutError; the task goes on (it is never
+        cancelled by a wait: ``await handle.cancel()`` does that).
+        """
+        async with asyncio.timeout(timeout):
+            return await self
+
     def result(self) -> ToolResult:
         """The ToolResult of a finished task (raises its error; InvalidStateError while it runs)."""
         return self._future.result()
@@ -132,6 +145,19 @@ class TaskHandle:
         """Call ``callback(handle)`` on every change of state; returns a function that unsubscribes."""
         self._callbacks.append(callback)
         return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def add_done_callback(self, callback: Callable[[TaskHandle], None]) -> Callable[[], None]:
+        """Call ``callback(handle)`` once the task has ended (soon after, on the loop; at once
+        scheduled when it already has); returns a function that removes it."""
+
+        def done(_future: asyncio.Future[ToolResult]) -> None:
+            callback(self)
+
+        def remove() -> None:
+            self._future.remove_done_callback(done)
+
+        self._future.add_done_callback(done)
+        return remove
 
     async def cancel(self) -> None:
         """Ask the server to cancel the task; the handle then ends with TaskCancelled."""

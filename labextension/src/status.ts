@@ -5,6 +5,7 @@
 
 /** Every status a task may have, in the order views list them. */
 export const STATUSES = [
+  'queued',
   'working',
   'submitted',
   'input_required',
@@ -36,6 +37,7 @@ export const FAILURES: ReadonlySet<string> = new Set([
 
 /** How each status reads in words. */
 export const WORDS: Readonly<Record<string, string>> = {
+  queued: 'queued',
   working: 'working',
   submitted: 'submitted',
   input_required: 'needs input',

@@ -568,8 +568,12 @@ def _scrub(text: str, secrets: frozenset[str], headers: dict[str, str], env: dic
 
 def load(shell: Any) -> None:
     """Register the magics and the awaiting transformer on ``shell`` (``%load_ext`` calls this)."""
+    from .map_magics import MapMagics  # it extends MCPMagics: imported once this module is
+
     if "MCPMagics" not in shell.magics_manager.registry:
         shell.register_magics(MCPMagics(shell))
+    if "MapMagics" not in shell.magics_manager.registry:
+        shell.register_magics(MapMagics(shell))
     transform.install(shell)
     questions.install(shell)  # a task's question becomes a form in its widget
     comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
@@ -578,11 +582,12 @@ def load(shell: Any) -> None:
 def unload(shell: Any) -> None:
     """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
     transform.uninstall(shell)
-    magics = shell.magics_manager.registry.pop("MCPMagics", None)
-    if magics is not None:
-        for kind, table in magics.magics.items():
-            for name in table:
-                shell.magics_manager.magics[kind].pop(name, None)
+    for registered in ("MCPMagics", "MapMagics"):
+        magics = shell.magics_manager.registry.pop(registered, None)
+        if magics is not None:
+            for kind, table in magics.magics.items():
+                for name in table:
+                    shell.magics_manager.magics[kind].pop(name, None)
 
 
 __all__ = ["MCPMagics", "bind_when_done", "load", "unload"]

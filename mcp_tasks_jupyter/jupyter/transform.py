@@ -27,7 +27,7 @@ from typing import Any
 from .pending import HELPER_NAME, settle
 
 #: The magics whose calls are awaited.
-AWAITING_MAGICS = frozenset({"mcp_connect", "mcp_tools", "mcp_task", "mcp_cancel", "mcp_result"})
+AWAITING_MAGICS = frozenset({"mcp_connect", "mcp_tools", "mcp_task", "mcp_cancel", "mcp_result", "mcp_map"})
 _METHODS = ("run_line_magic", "run_cell_magic")
 _SCOPES = (
     ast.FunctionDef,
