@@ -142,8 +142,28 @@ def board_row(key: int, view: TaskView) -> dict[str, Any]:
     }
 
 
+#: Seconds of progress an estimate needs at least (earlier, a rate says little).
+ETA_MIN_SECONDS = 1.0
+
+
+def estimated_end(started: float, first: tuple[float, float] | None, latest: tuple[float, float]) -> float | None:
+    """When a task should end (epoch s), from its progress: ``first`` and ``latest`` are (when seen,
+    fraction done). The rate is the one between the two samples, else (one sample) the one since
+    ``started``; None when nothing allows an estimate (no progress yet, too little time, done)."""
+    at, fraction = latest
+    if not 0 < fraction < 1:
+        return None
+    if first is not None and first[1] < fraction and at - first[0] >= ETA_MIN_SECONDS:
+        rate = (fraction - first[1]) / (at - first[0])
+    elif at - started >= ETA_MIN_SECONDS:
+        rate = fraction / (at - started)
+    else:
+        return None
+    return at + (1 - fraction) / rate
+
+
 def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-__all__ = ["TaskView", "board_row", "epoch", "record_view", "view_of"]
+__all__ = ["ETA_MIN_SECONDS", "TaskView", "board_row", "epoch", "estimated_end", "record_view", "view_of"]

@@ -17,7 +17,7 @@ from mcp_tasks_jupyter import markdown, render, status
 from mcp_tasks_jupyter.jupyter.comm import task_entry
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from mcp_tasks_jupyter.jupyter.widgets import bind
-from mcp_tasks_jupyter.view import board_row, view_of
+from mcp_tasks_jupyter.view import board_row, estimated_end, view_of
 from tests.support.waiting import eventually
 
 from .conftest import HOSTILE, WAIT, demo_client
@@ -156,3 +156,32 @@ async def test_the_static_summary_shows_the_result_with_its_images(demo):
     assert len(images) == 1 and images[0]["src"].startswith("data:image/png;base64,")
     base64.b64decode(images[0]["src"].split(",", 1)[1], validate=True)
     assert "chart: bar chart of 3 values" in markup.text and "mtj-duration" in html
+
+
+# -- progress and its ETA --------------------------------------------------------------------------
+
+
+def test_an_eta_needs_progress_and_a_rate():
+    assert estimated_end(100.0, None, (104.0, 0.5)) == 108.0  # half done in 4 s since the start
+    assert estimated_end(100.0, (102.0, 0.2), (104.0, 0.6)) == pytest.approx(106.0)  # the rate between two samples
+    assert estimated_end(100.0, None, (100.5, 0.5)) is None  # too soon to tell
+    assert estimated_end(100.0, None, (104.0, 0.0)) is None  # no progress yet
+    assert estimated_end(100.0, None, (104.0, 1.0)) is None  # done
+
+
+@pytest.mark.parametrize(("dialect", "has_progress"), [("2025-11-25", True), ("ext", False)])
+async def test_the_widget_has_an_eta_only_where_progress_allows_one(dialect, has_progress):
+    async with demo_client("--poll-interval", "100", dialect=("--dialect", dialect)) as client:
+        task = await client.start_task("slow_compute", {"seconds": 30, "steps": 30})
+        widget = bind(task)
+        try:
+            if has_progress:
+                await eventually(lambda: widget.eta is not None, timeout=WAIT, what="an ETA")
+                assert widget.eta > task.started and widget.progress is not None
+            else:
+                await eventually(lambda: widget.task_id != "", timeout=WAIT, what="the task id")
+                assert widget.progress is None and widget.eta is None  # the front end draws an activity bar
+        finally:
+            await task.cancel()
+        await eventually(lambda: widget.done, timeout=WAIT, what="the end")
+        assert widget.eta is None
