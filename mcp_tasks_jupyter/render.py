@@ -566,6 +566,50 @@ def summary_html(handle: TaskHandle) -> str:
     return f'<div class="mtj-summary" style="{_BOX}">{"".join(parts)}</div>'
 
 
+#: Rows of a board's static table at most (the rest are counted).
+BOARD_ROWS = 500
+
+
+def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
+    """A board's rows (``view.board_row``) as a static table: what places without a kernel show in
+    place of the live board (a saved notebook, nbconvert HTML). The status is a badge in words, the
+    duration in ``<span class="mtj-duration">`` (for an nbval sanitize pattern); at most
+    :data:`BOARD_ROWS` rows, the rest counted."""
+    head = "".join(
+        f'<th style="{_CELL}">{name}</th>'
+        for name in ("status", "tool", "arguments", "server", "took", "message", "task id")
+    )
+    body = []
+    for row in rows[:BOARD_ROWS]:
+        started, finished = row.get("started"), row.get("finished")
+        took = (
+            f'<span class="mtj-duration">{format_duration(finished - started)}</span>'
+            if isinstance(started, (int, float)) and isinstance(finished, (int, float))
+            else f'<span style="{_MUTED}">{"running" if row.get("live") else ""}</span>'
+        )
+        message, cut = _cut(str(row.get("message") or ""), 200)
+        cells = (
+            status_badge_html(str(row.get("status", "unknown"))),
+            f"<b>{_esc(str(row.get('tool') or '?'))}</b>",
+            _esc(str(row.get("args") or "")),
+            _esc(str(row.get("server") or "")),
+            took,
+            _esc(_first_line(message) + ("…" if cut else "")),
+            f'<code style="font-size:11px">{_esc(str(row.get("task_id") or ""))}</code>',
+        )
+        body.append("<tr>" + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in cells) + "</tr>")
+    more = len(rows) - BOARD_ROWS
+    note = f'<div style="{_MUTED}">{more:,} more tasks not shown</div>' if more > 0 else ""
+    caption = f'<div style="font-weight:600">{_esc(title)}</div>' if title else ""
+    if not rows:
+        return f'<div class="mtj-board-static" style="{_BOX}">{caption}<div style="{_MUTED}">no tasks</div></div>'
+    return (
+        f'<div class="mtj-board-static" style="{_BOX}">{caption}<div style="overflow:auto">'
+        f'<table style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>{note}</div>"
+    )
+
+
 def result_html(result: ToolResult, *, boxed: bool = True, budget: int | None = None) -> str:
     """The result preview as HTML: text preformatted, allowed images inline, resource links,
     structured content as a table (list of flat objects) or a collapsible tree. At most ``budget``

@@ -185,3 +185,15 @@ async def test_the_widget_has_an_eta_only_where_progress_allows_one(dialect, has
             await task.cancel()
         await eventually(lambda: widget.done, timeout=WAIT, what="the end")
         assert widget.eta is None
+
+
+@pytest.mark.parametrize("bad", HOSTILE)
+def test_a_board_as_a_static_table_is_escaped_and_bounded(bad):
+    row = {"tool": bad, "server": bad, "status": "error", "message": bad, "task_id": bad, "args": bad}
+    rows = [{**row, "started": 1.0, "finished": 3.5}, {**row, "status": "working", "started": 1.0, "live": True}]
+    markup = assert_safe(render.board_html(rows))
+    assert markup.text.count(bad) == 10 and "tool error" in markup.text and "2.5 s" in markup.text
+    assert "running" in markup.text
+    many = Markup(render.board_html([rows[0]] * (render.BOARD_ROWS + 7)))
+    assert [t for t, _ in many.tags].count("tr") == render.BOARD_ROWS + 1  # the head and the rows shown
+    assert "7 more tasks not shown" in many.text
