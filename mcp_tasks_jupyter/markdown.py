@@ -165,11 +165,15 @@ def _html(node: Any) -> str:
         attrs = ' style="border-collapse:collapse;margin:4px 0"'
     elif tag == "pre":
         attrs = f' style="{_PRE}"'
-    elif tag in ("p", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6"):
+    elif tag in _HEADING_SIZES:
+        attrs = f' style="margin:0.4em 0 0.2em;font-size:{_HEADING_SIZES[tag]};line-height:1.25"'
+    elif tag in ("p", "ul", "ol"):
         attrs = ' style="margin:0.3em 0"'
     return f"<{tag}{attrs}>{tree_html(node['c'])}</{tag}>"
 
 
+# A result's headings sit inside a task's box: sized as the widget draws them, not as a page's.
+_HEADING_SIZES = {"h1": "1.3em", "h2": "1.15em", "h3": "1em", "h4": "1em", "h5": "1em", "h6": "1em"}
 _CELL = "border:1px solid var(--jp-border-color1,#d0d7de);padding:2px 6px;text-align:left"
 _PRE = (
     "white-space:pre-wrap;margin:4px 0;padding:4px 6px;background:var(--jp-layout-color2,#f6f8fa);"

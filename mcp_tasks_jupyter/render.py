@@ -605,7 +605,7 @@ def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
         return f'<div class="mtj-board-static" style="{_BOX}">{caption}<div style="{_MUTED}">no tasks</div></div>'
     return (
         f'<div class="mtj-board-static" style="{_BOX}">{caption}<div style="overflow:auto">'
-        f'<table style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
+        f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>{note}</div>"
     )
 
@@ -621,7 +621,8 @@ def preview_html(preview: dict[str, Any], *, boxed: bool = True) -> str:
     """HTML for a :func:`result_preview` dict."""
     parts: list[str] = []
     if preview["is_error"]:
-        parts.append(f"<div>{status_badge_html('error')} the tool reported an error</div>")
+        # Words, not a second badge: the box the preview sits in has the status badge already.
+        parts.append('<div style="font-weight:600;color:#cf222e">the tool reported an error</div>')
     colour = _ERROR_COLOUR if preview["is_error"] else ""
     parts.extend(_block_html(block, colour) for block in preview["blocks"])
     structured = preview["structured"]
@@ -732,7 +733,8 @@ def _structured_html(structured: dict[str, Any]) -> str:
         title = f'<caption style="text-align:left;font-weight:600">{_esc(caption)}</caption>' if caption else ""
         return (
             f'{above}<div style="overflow:auto;max-height:30em"><table style="border-collapse:collapse;'
-            f'font-size:12px">{title}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{note}'
+            f'font-size:12px;margin:4px 0">{title}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            f"</div>{note}"
         )
     return (
         f'<details open><summary style="cursor:pointer">structured content</summary>'

@@ -4,7 +4,7 @@ rides in the same output, hidden behind the live widget), a tool error with an e
 the side panel), a declined question read as declined, progress as a bar with an ETA and, in the ext
 dialect (no progress at all), as an activity bar, a markdown result rendered with its sources as a
 table and a copy button, the question form's Cancel named apart from the task's, and the dark theme
-without white boxes.
+without white boxes; saved and reopened without its kernel, each task shows its saved summary.
 
 The steps build on each other (one page, one kernel), so they are one test. Each step saves a
 screenshot to ``build/screenshots/views-*.png``.
@@ -94,7 +94,7 @@ def background(locator: Locator) -> str:
     return str(locator.evaluate("e => getComputedStyle(e).backgroundColor"))
 
 
-def test_task_views_in_lab(page: Page) -> None:
+def test_task_views_in_lab(page: Page, lab: Lab) -> None:
     expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
     run_menu(page, "Run", "Run All Cells")
 
@@ -196,3 +196,25 @@ def test_task_views_in_lab(page: Page) -> None:
     for long in (slow, quiet):
         long.get_by_role("button", name="Cancel the task").click()
         expect(long.locator(".mtj-badge")).to_have_text("cancelled")
+
+    # 8. saved, its kernel shut down, reopened: each task shows its saved summary (no widget can be
+    # drawn without the kernel), and the saved file keeps no text of a task still running
+    page.keyboard.press("Control+s")
+    expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+    run_menu(page, "Kernel", "Shut Down Kernel")
+    expect(page.locator(".jp-StatusBar-TextItem", has_text="No Kernel")).to_be_visible()
+    saved = nbformat.read(lab.root / "views.ipynb", as_version=4)
+    for index in (3, 4, 5, 6, 7):
+        (output,) = saved.cells[index].outputs
+        assert "application/vnd.jupyter.widget-view+json" in output.data, index
+        assert not re.search("working|running|needs input", output.data["text/plain"]), output.data["text/plain"]
+    page.reload()
+    report, bad, asks = cell(page, 3), cell(page, 4), cell(page, 7)
+    expect(report.locator(".mtj-summary")).to_contain_text("Research report: tides")
+    expect(report.locator(".mtj-summary .mtj-badge")).to_have_text("completed")
+    expect(bad.locator(".mtj-summary .mtj-badge")).to_have_text("tool error")
+    expect(asks.locator(".mtj-summary .mtj-badge")).to_have_text("declined")
+    expect(cell(page, 5).locator(".mtj-summary .mtj-badge")).to_have_text("cancelled")
+    expect(page.get_by_text("Error displaying widget")).to_have_count(0)
+    page.locator(".jp-NotebookPanel:visible .jp-WindowedPanel-outer").evaluate("e => e.scrollTo(0, 0)")
+    shot(page, "10-dark-reopened-saved-summaries")
