@@ -5,7 +5,8 @@
  * output's own summary there instead, through the notebook's HTML renderer (sanitized unless the
  * output is trusted, as any HTML output). Only outputs whose HTML is one of ours are touched
  * (`mtj-summary`, `mtj-board-static`); a widget that does appear later replaces the summary (the
- * widget manager clears the node before it adds the view).
+ * widget manager clears the node before it adds the view), and a failure the manager writes over
+ * it later is replaced by the summary again.
  */
 
 import type { NotebookPanel } from '@jupyterlab/notebook';
@@ -99,7 +100,8 @@ function failedWidgetNode(
   for (const node of output.querySelectorAll<HTMLElement>(
     '.jp-OutputArea-output'
   )) {
-    if (node.dataset.mtjFallback || node.children.length) {
+    // Drawn already (the summary, or a widget's view), or being drawn.
+    if (node.children.length || node.dataset.mtjFallback === 'drawing') {
       continue;
     }
     const text = (node.textContent || '').trim();
@@ -136,7 +138,7 @@ function draw(
   html: string,
   trusted: boolean
 ): void {
-  node.dataset.mtjFallback = 'summary';
+  node.dataset.mtjFallback = 'drawing';
   const renderer = panel.content.rendermime.createRenderer('text/html');
   const model: IRenderMime.IMimeModel = {
     trusted,
@@ -145,8 +147,10 @@ function draw(
     setData: () => undefined
   };
   void renderer.renderModel(model).then(() => {
-    // Only if nothing else was drawn meanwhile (a widget that did come clears the node).
-    if (node.dataset.mtjFallback === 'summary' && !node.children.length) {
+    // Only if nothing else was drawn meanwhile. The widget manager may still write its failure
+    // over the summary (it was drawn over "Loading widget..."): the next look draws it again.
+    delete node.dataset.mtjFallback;
+    if (!node.children.length) {
       node.textContent = '';
       node.append(renderer.node);
       node.title =
