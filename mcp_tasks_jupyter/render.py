@@ -602,9 +602,9 @@ def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
     note = f'<div style="{_MUTED}">{more:,} more tasks not shown</div>' if more > 0 else ""
     caption = f'<div style="font-weight:600">{_esc(title)}</div>' if title else ""
     if not rows:
-        return f'<div class="mtj-board-static" style="{_BOX}">{caption}<div style="{_MUTED}">no tasks</div></div>'
+        return f'<div class="mtj-board-summary" style="{_BOX}">{caption}<div style="{_MUTED}">no tasks</div></div>'
     return (
-        f'<div class="mtj-board-static" style="{_BOX}">{caption}<div style="overflow:auto">'
+        f'<div class="mtj-board-summary" style="{_BOX}">{caption}<div style="overflow:auto">'
         f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>{note}</div>"
     )

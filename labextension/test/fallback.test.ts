@@ -7,7 +7,7 @@ const VIEW = { model_id: 'abc', version_major: 2, version_minor: 1 };
 describe('the saved summary of a missing widget', () => {
   it('is the HTML of our own task and board outputs only', () => {
     const summary = '<div class="mtj-summary" style="x">completed</div>';
-    const board = '<div class="mtj-board-static" style="x"></div>';
+    const board = '<div class="mtj-board-summary" style="x"></div>';
     expect(
       summaryOf({
         'application/vnd.jupyter.widget-view+json': VIEW,

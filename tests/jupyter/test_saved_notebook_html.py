@@ -102,7 +102,7 @@ def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
     assert re.search(r"<caption[^>]*>sources</caption>", html)
     assert [src[:22] for src in Page(html, "mtj-summary").images] == ["data:image/png;base64,"]
     # the board, a static table of the four tasks with their statuses in words
-    (board,) = Page(html, "mtj-board-static").boxes
+    (board,) = Page(html, "mtj-board-summary").boxes
     cells = "".join(board.split())  # the text of the cells, one after the other
     for row in (
         "completedresearchdemo",
