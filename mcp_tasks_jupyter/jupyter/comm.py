@@ -45,7 +45,7 @@ def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, A
         "tool": handle.tool,
         "server": seen.server,
         "status": seen.status,
-        "message": seen.message if seen.message is not None or not seen.done else seen.failure,
+        "message": seen.message if seen.message is not None or not seen.done else seen.failure or seen.tool_error,
         "started": seen.started,
         "finished": seen.finished,
         "progress": seen.progress,

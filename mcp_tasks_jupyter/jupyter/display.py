@@ -1,12 +1,16 @@
-"""Showing tasks in a notebook: the live widget beside a static summary that survives saving.
+"""Showing tasks in a notebook: one output per task, the live widget and its static summary together.
 
-``show_task(handle)`` displays two outputs:
+``show_task(handle)`` displays one output (with a display id) whose mime bundle holds:
 
-1. the live :class:`~.widgets.TaskWidget` (needs a kernel to draw; its text/plain is the stable
-   ``<TaskHandle tool on server: status>`` as it was when displayed);
-2. a static summary (``text/html`` + ``text/plain``), created with a display id and updated when the
-   task ends. A notebook saved after its tasks finished therefore shows, without a kernel, what
-   happened (GitHub, nbviewer, a closed JupyterLab tab).
+* the live :class:`~.widgets.TaskWidget` (``application/vnd.jupyter.widget-view+json``), which a front
+  end with the kernel draws, and so shows one box;
+* a static summary (``text/html`` + ``text/plain``) for places without a kernel (a saved notebook on
+  GitHub or nbviewer, nbconvert HTML): what such places draw instead of the widget (nbconvert leaves out
+  a widget whose state the notebook does not keep).
+
+When the task ends the output is updated in place with the same widget and the final summary, so a
+notebook saved after its tasks finished shows their outcome and keeps no stale ``text/plain`` such as
+``<TaskHandle ... working>``.
 
 The summary's text/plain is deterministic: ``slow_compute on demo: running…`` at first, then
 ``slow_compute on demo: completed — <first line of the result>``; no ids, times or durations, so nbval
@@ -28,7 +32,8 @@ from ..tasks import TaskHandle
 
 
 def show_task(handle: TaskHandle) -> None:
-    """Display ``handle`` below the current cell: a live widget and a static summary updated at the end.
+    """Display ``handle`` below the current cell: one output holding the live widget and a static
+    summary (for places without a kernel), updated when the task ends.
 
     Outside IPython it prints the one-line summary instead.
     """
@@ -40,10 +45,18 @@ def show_task(handle: TaskHandle) -> None:
 
     from .widgets import bind
 
-    display(bind(handle))
-    summary = display(summary_bundle(handle), raw=True, display_id=True)
+    widget = bind(handle)
+    output = display(task_output(widget), raw=True, display_id=True)
     if not handle.done():
-        _update_when_done(shell, handle, summary)
+        _update_when_done(shell, handle, lambda: task_output(widget), output)
+
+
+def task_output(widget: Any) -> dict[str, Any]:
+    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary
+    (whose ``text/plain`` replaces the widget's)."""
+    bundle = widget._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    return {**(data or {}), **summary_bundle(widget.handle)}
 
 
 def show_board(handles: Sequence[TaskHandle], *, server: str | None = None, status: str | None = None) -> None:
@@ -157,8 +170,8 @@ def summary_bundle(handle: TaskHandle) -> dict[str, str]:
     return {"text/plain": summary_line(handle, timing=False), "text/html": summary_html(handle)}
 
 
-def _update_when_done(shell: Any, handle: TaskHandle, summary: Any) -> None:
-    """Replace the summary when ``handle`` ends, now and once more after the next cell.
+def _update_when_done(shell: Any, handle: TaskHandle, bundle_of: Any, output: Any) -> None:
+    """Replace ``output`` by ``bundle_of()`` when ``handle`` ends, now and once more after the next cell.
 
     The first update carries the parent header of the job that finished the task (usually an older
     cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
@@ -170,12 +183,12 @@ def _update_when_done(shell: Any, handle: TaskHandle, summary: Any) -> None:
         if not h.done():
             return
         unsubscribe()
-        bundle = summary_bundle(h)
-        summary.update(bundle, raw=True)
+        bundle = bundle_of()
+        output.update(bundle, raw=True)
 
         def again(*_: Any) -> None:
             shell.events.unregister("post_run_cell", again)
-            summary.update(bundle, raw=True)
+            output.update(bundle, raw=True)
 
         shell.events.register("post_run_cell", again)
 

@@ -8,6 +8,7 @@ own browser download is never used. A missing browser is an error, not a skip.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 import urllib.error
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.paths import PYTHON
+from tests.support.paths import PYTHON, REPO_ROOT
 from tests.support.processes import PeerProcess, free_port, python_env, spawn
 
 CHROMIUM = "/usr/bin/chromium"
@@ -61,6 +62,15 @@ def lab_env(home: Path) -> dict[str, str]:
         env[name] = str(home / sub)
     env["MTJ_INDEX"] = str(home / "tasks.sqlite3")
     env["MTJ_TOKENS"] = str(home / "tokens")
+    # The extension built in this checkout, ahead of any installed copy (a git worktree shares a venv
+    # whose installed copy is another checkout's): JUPYTER_PATH comes first in the search.
+    built = REPO_ROOT / "mcp_tasks_jupyter" / "labextension"
+    if (built / "package.json").exists():
+        link = home / "data" / "labextensions" / "mcp-tasks-jupyter"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(built, target_is_directory=True)
+        env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(home / "data"), env.get("JUPYTER_PATH")) if p)
     env.pop("MTJ_CONFIG", None)
     # No news or update pop-ups over the page.
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"

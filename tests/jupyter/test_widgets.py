@@ -83,8 +83,10 @@ async def test_widget_shows_the_servers_words_when_a_task_fails(demo):
     with pytest.raises(mtj.TaskFailed):
         await asyncio.wait_for(protocol_error, WAIT)
     await eventually(lambda: second.done, timeout=WAIT, what="the failure in the widget")
+    # A tool error shows as one (the handle keeps the server's status), a protocol error as a failure.
+    assert tool_error.status == "failed"
     assert (
-        first.status == "failed" and first.result["is_error"] and first.result["blocks"][0]["text"] == "disk full"
+        first.status == "error" and first.result["is_error"] and first.result["blocks"][0]["text"] == "disk full"
     )
     assert second.status == "failed" and second.error == "backend down" and second.result is None
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
+from ...render import board_html
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer
@@ -196,6 +197,8 @@ class BoardWidget(anywidget.AnyWidget):
         if bundle is not None:
             data = bundle[0] if isinstance(bundle, tuple) else bundle
             data["text/plain"] = repr(self)
+            # What places without a kernel show instead (a saved notebook, nbconvert HTML).
+            data["text/html"] = board_html(self._visible_rows())
         return bundle
 
     # -- following the handles -------------------------------------------------------------------
