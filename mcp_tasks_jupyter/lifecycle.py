@@ -114,13 +114,14 @@ class TaskLifecycle:
         *,
         runs_as_task: bool,
         controls: HandleControls | None = None,
+        token: str | None = None,
     ) -> TaskHandle:
         handle = TaskHandle(
             self.server,
             tool,
             arguments,
             runs_as_task=runs_as_task,
-            progress_token=new_progress_token(),
+            progress_token=token or new_progress_token(),
             controls=controls or self._controls,
             generation=self.session.generation,
         )
