@@ -187,6 +187,7 @@ class Client:
                             continue
                         if spec:
                             headers[tool.name] = spec
+                    self.dialect.tool_listed(tool)
                     tools[tool.name] = tool
                 cursor = page.next_cursor
                 if not cursor or cursor in seen:
