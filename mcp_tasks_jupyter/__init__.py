@@ -35,8 +35,10 @@ if TYPE_CHECKING:
         ToolNotFound,
         UsageError,
     )
+    from .frames import to_dataframe
     from .protocol.tasks import TaskState
     from .protocol.types import Tool
+    from .provenance import export, read_export
     from .results import ToolResult
     from .tasks import Progress, TaskHandle
 
@@ -71,6 +73,9 @@ _LAZY = {
     "ToolResult": ".results",
     "Progress": ".tasks",
     "TaskHandle": ".tasks",
+    "export": ".provenance",
+    "read_export": ".provenance",
+    "to_dataframe": ".frames",
 }
 
 
@@ -130,4 +135,7 @@ __all__ = [
     "ToolResult",
     "UsageError",
     "connect",
+    "export",
+    "read_export",
+    "to_dataframe",
 ]

@@ -24,6 +24,7 @@ from IPython.display import display as ipython_display
 from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
+from ..provenance import export_notebook
 from ..tasks import TaskHandle
 from . import comm, display, questions, transform
 from .config import load_server
@@ -284,7 +285,7 @@ class MCPMagics(Magics):
         index and, where the server offers ``tasks/list``, the server's own (searchable, sortable,
         50 rows a page; NAME and S only pre-select the board's filters).
 
-        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear]``, S one of working,
+        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear | --export PATH]``, S one of working,
         input_required, completed, failed, cancelled, expired, lost.
 
         ``--resume``  attach again to this notebook's unfinished tasks (from the task index) on
@@ -293,6 +294,9 @@ class MCPMagics(Magics):
                       longer knows are marked lost (or expired) in the index, saying why.
         ``--clear``   remove the finished tasks' records from the task index (SEP-1686 servers are
                       also asked to delete them).
+        ``--export PATH``  write the provenance of this kernel's tasks and this notebook's recorded
+                      ones (of server NAME) to PATH: JSON Lines, or CSV for ``.csv``
+                      (``mcp_tasks_jupyter.provenance``).
         """
         args = self._parse(parse_tasks_args, line)
         server, status = args.server, args.status
@@ -310,6 +314,10 @@ class MCPMagics(Magics):
             and all(h.server != server for h in runtime.handles)
         ):
             raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
+        if args.export is not None:
+            count = export_notebook(runtime.handles, runtime.task_index(), args.export, server=server)
+            print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {args.export}")
+            return None
         if args.resume:
             self._resume(server)
             return None

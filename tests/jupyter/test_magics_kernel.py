@@ -295,6 +295,22 @@ def test_connect_from_mcp_json_with_env_expansion(kernel: Kernel, tmp_path: Path
         (cwd / "mcp.json").unlink()
 
 
+def test_tasks_export_writes_the_provenance_of_the_kernels_tasks(kernel: Kernel, tmp_path: Path) -> None:
+    kernel.run("exported = %mcp_task demo:slow_compute seconds=0.1 label=exported")
+    kernel.run("await exported")
+    path = tmp_path / "provenance.jsonl"
+    run = kernel.run(f"%mcp_tasks demo --export {path}")
+    assert run.status == "ok", str(run)
+    count = int(run.stdout.split("of ")[1].split(" task")[0])
+    assert f"to {path}" in run.stdout and count >= 1
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == count and {row["server"] for row in rows} == {"demo"}
+    [row] = [r for r in rows if r["arguments"].get("label") == "exported"]
+    assert row["status"] == "completed" and row["transport"] == "stdio" and len(row["result_sha256"]) == 64
+    assert row["server_software"] == "mcp-tasks-jupyter-demo" and SECRET not in path.read_text()
+    one_line_usage_error(kernel.run("%mcp_tasks --export", ok=False), "--export needs a value")
+
+
 def test_tasks_board(kernel: Kernel) -> None:
     run = kernel.run("%mcp_tasks")
     assert any("BoardWidget" in d for d in run.displays()), run.displays()
