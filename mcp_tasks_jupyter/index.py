@@ -357,12 +357,13 @@ class TaskIndex:
         )
         return rows[0] if rows else None
 
-    def clear(self, target: str | None = None) -> list[TaskRecord]:
-        """Remove the finished records (of ``target``); the records removed (none when the database
-        stayed busy: logged)."""
+    def clear(self, target: str | None = None, *, finished_only: bool = True) -> list[TaskRecord]:
+        """Remove the finished records (every record with ``finished_only=False``) of ``target`` (None:
+        of every server); the records removed (none when the database stayed busy: logged)."""
         marks = ",".join("?" * len(FINISHED))
-        where = f"WHERE status IN ({marks})" + (" AND target = ?" if target is not None else "")
-        params = (*FINISHED, *((target,) if target is not None else ()))
+        conditions = ([f"status IN ({marks})"] if finished_only else []) + (["target = ?"] if target else [])
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
+        params = (*(FINISHED if finished_only else ()), *((target,) if target else ()))
         self._writes.flush_unless_due()
         try:
             db = self._database.connection(read_timeout_ms())
