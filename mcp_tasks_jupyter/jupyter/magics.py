@@ -27,7 +27,8 @@ from ..errors import MCPError
 from ..provenance import export_notebook
 from ..tasks import TaskHandle
 from . import comm, display, questions, transform
-from .config import load_server
+from .config import ConfigError, load_server
+from .config_sources import config_table
 from .magic_args import (
     ArgumentError,
     TaskRef,
@@ -159,10 +160,18 @@ class MCPMagics(Magics):
         dialect (and why it was chosen), the server's task capabilities, open tasks, state, and the
         names (never the values) of headers and env variables.
 
-        Usage: ``%mcp_servers``
+        Usage: ``%mcp_servers [--config]``; ``--config`` lists every server configured in the files
+        ``%mcp_connect NAME`` reads (``mcp.json``, ``.vscode/mcp.json``, Jupyter AI's settings), the
+        file each came from and which one a name resolves to.
         """
+        if line.strip() == "--config":
+            try:
+                ipython_display(config_table())
+            except ConfigError as exc:
+                raise UsageError(f"%mcp_servers --config: {exc}") from None
+            return
         if line.strip():
-            raise UsageError(f"%mcp_servers takes no arguments (got {line.strip()!r})")
+            raise UsageError(f"%mcp_servers takes no arguments but --config (got {line.strip()!r})")
         table = servers_table(self.runtime.connections.values(), self.runtime.redact)
         if not self.runtime.connections:
             table.notes.append("Connect with %mcp_connect NAME URL_OR_COMMAND.")
