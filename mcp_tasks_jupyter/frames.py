@@ -7,8 +7,8 @@ is a list of records (mappings) or a mapping holding exactly one such list (``{"
 
 ``tasks_frame(handles)`` (``mcp_tasks_jupyter.to_dataframe``): one row per task, in order, with the
 columns :data:`TASK_COLUMNS`, then one column per argument (named after it; ``arg.NAME`` where that
-name is already a column), then, for a result whose structured content is a flat mapping (no list or
-mapping values), one column per field (``result.NAME`` where the name is taken).
+name is already a column), then, for a result whose structured content is a mapping, one column per
+field holding a plain value (text, number, boolean, null; ``result.NAME`` where the name is taken).
 """
 
 from __future__ import annotations
@@ -122,9 +122,10 @@ def task_row(handle: TaskHandle) -> dict[str, Any]:
     }
     for key, value in (handle.arguments or {}).items():
         row[f"arg.{key}" if key in row else key] = value
-    if isinstance(structured, Mapping) and all(_scalar(v) for v in structured.values()):
+    if isinstance(structured, Mapping):
         for key, value in structured.items():
-            row[f"result.{key}" if key in row else key] = value
+            if _scalar(value):  # a list or mapping stays in the result (result.to_dataframe() for a table)
+                row[f"result.{key}" if key in row else key] = value
     return row
 
 
@@ -145,7 +146,7 @@ def tasks_frame(handles: Iterable[TaskHandle]) -> Any:
 def to_dataframe(handles: Iterable[TaskHandle]) -> Any:
     """A pandas DataFrame with one row per task of ``handles`` (handles, or a batch of them): server,
     tool, the arguments' label, status, started, finished, duration, error, a summary of the result,
-    each argument as a column, and the result's structured fields when they are flat. Needs pandas
+    each argument as a column, and the result's structured fields that hold plain values. Needs pandas
     (``pip install 'mcp-tasks-jupyter[pandas]'``)."""
     return tasks_frame(handles)
 
