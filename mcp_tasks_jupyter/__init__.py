@@ -37,9 +37,11 @@ if TYPE_CHECKING:
         ToolNotFound,
         UsageError,
     )
+    from .frames import to_dataframe
     from .oauth import OAuth, TokenStore
     from .protocol.tasks import TaskState
     from .protocol.types import Tool
+    from .provenance import export, read_export
     from .results import ToolResult
     from .tasks import Progress, TaskHandle
     from .waiting import as_completed, gather
@@ -81,6 +83,9 @@ _LAZY = {
     "Batch": ".batch",
     "gather": ".waiting",
     "as_completed": ".waiting",
+    "export": ".provenance",
+    "read_export": ".provenance",
+    "to_dataframe": ".frames",
 }
 
 
@@ -145,5 +150,8 @@ __all__ = [
     "UsageError",
     "as_completed",
     "connect",
+    "export",
     "gather",
+    "read_export",
+    "to_dataframe",
 ]

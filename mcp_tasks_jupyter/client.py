@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 DEFAULT_CALL_TIMEOUT_S = 600.0
+#: How much of the server's reported name and version the task index keeps.
+MAX_SOFTWARE_CHARS = 200
 
 
 class Client:
@@ -157,7 +159,13 @@ class Client:
     def identity(self) -> ServerIdentity:
         """Which server this is, for the task index (what may be shown: no header or env values)."""
         return ServerIdentity(
-            self.name, self.target, self.transport.kind, self.protocol_version, self.dialect.name
+            self.name,
+            self.target,
+            self.transport.kind,
+            self.protocol_version,
+            self.dialect.name,
+            scrub(self.server_info.name[:MAX_SOFTWARE_CHARS]),
+            scrub(self.server_info.version[:MAX_SOFTWARE_CHARS]),
         )
 
     # -- tools ---------------------------------------------------------------------------------
@@ -193,6 +201,7 @@ class Client:
                             continue
                         if spec:
                             headers[tool.name] = spec
+                    self.dialect.tool_listed(tool)
                     tools[tool.name] = tool
                 cursor = page.next_cursor
                 if not cursor or cursor in seen:

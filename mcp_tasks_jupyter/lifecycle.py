@@ -346,6 +346,7 @@ class TaskLifecycle:
             return None
         handle = self._new_handle(tool, args, runs_as_task=False)
         handle.cached = True
+        handle.cached_from = record.id
         handle.created_at = record.created_at
         handle.status_message = "cached result of an earlier identical call"
         handle._settle(result)
@@ -391,6 +392,7 @@ class TaskLifecycle:
             created_at=handle.created_at,
             ttl_ms=handle.ttl_ms,
             notebook=notebook_path(),
+            started_at=handle.started,
         )
         if row is None:
             return

@@ -6,7 +6,7 @@ Bands (markers, applied here so that no test can forget its own; run one with ``
     tests/browser: JupyterLab driven through chromium.
 ``kernel``
     Starts a Jupyter kernel: the notebooks (nbval), and every test module that uses jupyter_client,
-    nbclient or tests/jupyter/kernel_harness.py.
+    nbclient, papermill or tests/jupyter/kernel_harness.py.
 ``peers``
     Needs what ``make peers`` installs (the npm peers, the fastmcp venv, the conformance suite):
     tests/interop, tests/conformance, a module that uses one of those peers' launchers, or a test
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER_DIRS = (ROOT / "tests" / "browser",)
 PEER_DIRS = (ROOT / "tests" / "interop", ROOT / "tests" / "conformance")
 #: A test module that uses anything from these modules starts a kernel.
-KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "tests.jupyter.kernel_harness")
+KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "papermill", "tests.jupyter.kernel_harness")
 #: Launchers in tests/support/peers.py of the peers ``make peers`` installs (the demo's are not).
 #: Launchers of our own server processes (the demo, the scripted stdio fault server).
 SERVER_LAUNCHERS = frozenset(

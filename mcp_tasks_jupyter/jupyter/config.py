@@ -19,6 +19,9 @@ Lookup order for ``%mcp_connect NAME`` (the first file that defines NAME wins):
 3. the user-level file: ``$MTJ_CONFIG`` when set (a file, or a directory holding ``mcp.json``),
    else ``mcp.json`` in ``jupyter_core.paths.jupyter_config_dir()`` (e.g. ``~/.jupyter``).
 
+Beside each ``mcp.json``, VS Code's ``.vscode/mcp.json`` and Jupyter AI's MCP settings are read too
+(``config_sources.py`` has the whole order and their layouts; ``%mcp_servers --config`` lists them).
+
 ``${env:VAR}`` anywhere in a string value is replaced by the environment variable VAR; a missing
 variable is an error naming the variable and the server. Header values and env values (and
 whatever ``${env:...}`` produced) are secrets: no repr, message or table shows them (the runtime
@@ -133,15 +136,13 @@ def read_servers(path: Path) -> dict[str, Any]:
 
 def load_server(name: str, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> ServerConfig:
     """Find ``name`` in the ``mcp.json`` files (see the module docstring) and expand it."""
+    from .config_sources import find_entry, load
+
     environ = os.environ if environ is None else environ
-    paths = search_paths(environ, cwd)
-    seen: list[str] = []
-    for path in paths:
-        servers = read_servers(path)
-        if name in servers:
-            return parse_entry(name, servers[name], path, environ)
-        seen.extend(n for n in servers if n not in seen)
-    looked = ", ".join(str(p) for p in paths)
+    found, sources, seen = find_entry(name, environ, cwd)
+    if found is not None:
+        return load(found, environ)
+    looked = ", ".join(str(s.path) for s in sources)
     known = f" (servers defined: {', '.join(sorted(seen))})" if seen else ""
     raise ConfigError(
         f"no server named {name!r} in {looked}{known}; give a URL or command: %mcp_connect {name} URL_OR_COMMAND"

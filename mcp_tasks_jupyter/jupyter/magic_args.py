@@ -581,6 +581,8 @@ class TasksArgs:
     status: str | None = None
     resume: bool = False
     clear: bool = False
+    #: ``--export PATH``: write the provenance of this notebook's tasks there.
+    export: str | None = None
 
 
 def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | None, str | None]:
@@ -590,10 +592,10 @@ def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | N
 
 
 def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
-    """``%mcp_tasks [NAME] [--status S | --resume | --clear]`` (options before or after NAME)."""
+    """``%mcp_tasks [NAME] [--status S | --resume | --clear | --export PATH]`` (options before or after NAME)."""
     words = [expand(w) for w in split_words(line)]
     names = [w for w in words if not w.startswith("-")]
-    status: str | None = None
+    values: dict[str, str] = {}
     flags = {"--resume": False, "--clear": False}
     i = 0
     while i < len(words):
@@ -602,8 +604,11 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
             flags[word] = True
         elif word.startswith("-"):
             key, eq, inline = word.partition("=")
-            if key not in ("--status", "-s"):
-                raise ArgumentError(f"%mcp_tasks: unknown option {key!r} (options: --status S, --resume, --clear)")
+            option = {"--status": "--status", "-s": "--status", "--export": "--export"}.get(key)
+            if option is None:
+                raise ArgumentError(
+                    f"%mcp_tasks: unknown option {key!r} (options: --status S, --resume, --clear, --export PATH)"
+                )
             if eq:
                 value = inline
             elif i + 1 < len(words):
@@ -611,16 +616,22 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
                 value = words[i]
                 names.remove(value)
             else:
-                raise ArgumentError("%mcp_tasks: --status needs a value")
-            if value not in TASK_STATUSES:
+                raise ArgumentError(f"%mcp_tasks: {option} needs a value")
+            if option == "--status" and value not in TASK_STATUSES:
                 raise ArgumentError(f"%mcp_tasks: unknown status {value!r} (one of {', '.join(TASK_STATUSES)})")
-            status = value
+            values[option] = value
         i += 1
     if len(names) > 1:
         raise ArgumentError(f"%mcp_tasks: expected at most one server name, got {' '.join(names)}")
-    if sum(flags.values()) + (status is not None) > 1:
-        raise ArgumentError("%mcp_tasks: give one of --status S, --resume, --clear")
-    return TasksArgs(names[0] if names else None, status, flags["--resume"], flags["--clear"])
+    if sum(flags.values()) + len(values) > 1:
+        raise ArgumentError("%mcp_tasks: give one of --status S, --resume, --clear, --export PATH")
+    return TasksArgs(
+        names[0] if names else None,
+        values.get("--status"),
+        flags["--resume"],
+        flags["--clear"],
+        values.get("--export"),
+    )
 
 
 def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> str | None:

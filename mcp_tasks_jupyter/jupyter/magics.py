@@ -24,9 +24,11 @@ from IPython.display import display as ipython_display
 from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
+from ..provenance import export_notebook
 from ..tasks import TaskHandle
 from . import comm, display, questions, sign_in, transform
-from .config import load_server
+from .config import ConfigError, load_server
+from .config_sources import config_table
 from .magic_args import (
     ArgumentError,
     TaskRef,
@@ -209,10 +211,18 @@ class MCPMagics(Magics):
         dialect (and why it was chosen), the server's task capabilities, open tasks, state, and the
         names (never the values) of headers and env variables.
 
-        Usage: ``%mcp_servers``
+        Usage: ``%mcp_servers [--config]``; ``--config`` lists every server configured in the files
+        ``%mcp_connect NAME`` reads (``mcp.json``, ``.vscode/mcp.json``, Jupyter AI's settings), the
+        file each came from and which one a name resolves to.
         """
+        if line.strip() == "--config":
+            try:
+                ipython_display(config_table())
+            except ConfigError as exc:
+                raise UsageError(f"%mcp_servers --config: {exc}") from None
+            return
         if line.strip():
-            raise UsageError(f"%mcp_servers takes no arguments (got {line.strip()!r})")
+            raise UsageError(f"%mcp_servers takes no arguments but --config (got {line.strip()!r})")
         table = servers_table(self.runtime.connections.values(), self.runtime.redact)
         if not self.runtime.connections:
             table.notes.append("Connect with %mcp_connect NAME URL_OR_COMMAND.")
@@ -335,7 +345,7 @@ class MCPMagics(Magics):
         index and, where the server offers ``tasks/list``, the server's own (searchable, sortable,
         50 rows a page; NAME and S only pre-select the board's filters).
 
-        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear]``, S one of working,
+        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear | --export PATH]``, S one of working,
         input_required, completed, failed, cancelled, expired, lost.
 
         ``--resume``  attach again to this notebook's unfinished tasks (from the task index) on
@@ -344,6 +354,9 @@ class MCPMagics(Magics):
                       longer knows are marked lost (or expired) in the index, saying why.
         ``--clear``   remove the finished tasks' records from the task index (SEP-1686 servers are
                       also asked to delete them).
+        ``--export PATH``  write the provenance of this kernel's tasks and this notebook's recorded
+                      ones (of server NAME) to PATH: JSON Lines, or CSV for ``.csv``
+                      (``mcp_tasks_jupyter.provenance``).
         """
         args = self._parse(parse_tasks_args, line)
         server, status = args.server, args.status
@@ -361,6 +374,10 @@ class MCPMagics(Magics):
             and all(h.server != server for h in runtime.handles)
         ):
             raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
+        if args.export is not None:
+            count = export_notebook(runtime.handles, runtime.task_index(), args.export, server=server)
+            print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {args.export}")
+            return None
         if args.resume:
             self._resume(server)
             return None

@@ -394,3 +394,7 @@ def test_durable_task_options() -> None:
     assert parse_tasks_args("--resume") == TasksArgs(resume=True)
     assert parse_tasks_args("web --clear") == TasksArgs(server="web", clear=True)
     assert "give one of" in error(parse_tasks_args, "--resume --clear")
+    assert parse_tasks_args("--export out.jsonl") == TasksArgs(export="out.jsonl")
+    assert parse_tasks_args("web --export=runs/p.csv") == TasksArgs(server="web", export="runs/p.csv")
+    assert "--export needs a value" in error(parse_tasks_args, "--export")
+    assert "give one of" in error(parse_tasks_args, "--export a.jsonl --status completed")
