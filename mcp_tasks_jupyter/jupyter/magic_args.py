@@ -581,6 +581,8 @@ class TasksArgs:
     status: str | None = None
     resume: bool = False
     clear: bool = False
+    #: Show the task index's history on the board at first (``--history``).
+    history: bool = False
 
 
 def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | None, str | None]:
@@ -590,11 +592,11 @@ def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | N
 
 
 def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
-    """``%mcp_tasks [NAME] [--status S | --resume | --clear]`` (options before or after NAME)."""
+    """``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear`` (options before or after NAME)."""
     words = [expand(w) for w in split_words(line)]
     names = [w for w in words if not w.startswith("-")]
     status: str | None = None
-    flags = {"--resume": False, "--clear": False}
+    flags = {"--resume": False, "--clear": False, "--history": False}
     i = 0
     while i < len(words):
         word = words[i]
@@ -603,7 +605,9 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
         elif word.startswith("-"):
             key, eq, inline = word.partition("=")
             if key not in ("--status", "-s"):
-                raise ArgumentError(f"%mcp_tasks: unknown option {key!r} (options: --status S, --resume, --clear)")
+                raise ArgumentError(
+                    f"%mcp_tasks: unknown option {key!r} (options: --status S, --history, --resume, --clear)"
+                )
             if eq:
                 value = inline
             elif i + 1 < len(words):
@@ -618,9 +622,9 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
         i += 1
     if len(names) > 1:
         raise ArgumentError(f"%mcp_tasks: expected at most one server name, got {' '.join(names)}")
-    if sum(flags.values()) + (status is not None) > 1:
-        raise ArgumentError("%mcp_tasks: give one of --status S, --resume, --clear")
-    return TasksArgs(names[0] if names else None, status, flags["--resume"], flags["--clear"])
+    if flags["--resume"] + flags["--clear"] + (status is not None or flags["--history"]) > 1:
+        raise ArgumentError("%mcp_tasks: give one of --status S (with --history), --resume, --clear")
+    return TasksArgs(names[0] if names else None, status, flags["--resume"], flags["--clear"], flags["--history"])
 
 
 def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> str | None:

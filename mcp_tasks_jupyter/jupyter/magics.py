@@ -280,12 +280,16 @@ class MCPMagics(Magics):
 
     @line_magic
     def mcp_tasks(self, line: str) -> None:
-        """Show a live board of this kernel's tasks, with this notebook's earlier ones from the task
-        index and, where the server offers ``tasks/list``, the server's own (searchable, sortable,
-        50 rows a page; NAME and S only pre-select the board's filters).
+        """Show a live board of this kernel's tasks; tasks started later join it. Behind its
+        "history" toggle: the task index's earlier tasks (earlier kernels, other notebooks) and,
+        where the server offers ``tasks/list``, the server's own. Searchable, sortable, 50 rows a
+        page; tick rows to cancel them, or cancel every running one. NAME and S only pre-select
+        the board's filters.
 
-        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear]``, S one of working,
-        input_required, completed, failed, cancelled, expired, lost.
+        Usage: ``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear``, S one of
+        working, input_required, completed, failed, cancelled, expired, lost.
+
+        ``--history`` show the history at first.
 
         ``--resume``  attach again to this notebook's unfinished tasks (from the task index) on
                       server NAME (default: every connection), e.g. after a kernel restart: each is
@@ -320,7 +324,7 @@ class MCPMagics(Magics):
                 raise UsageError(one_line("%mcp_tasks --clear", exc)) from None
             print(f"removed {count} finished task record{'' if count == 1 else 's'}")
             return None
-        display.show_board(runtime.handles, server=server, status=status)
+        display.show_board(runtime.handles, server=server, status=status, history=args.history)
         return None
 
     def _resume(self, server: str | None) -> None:
