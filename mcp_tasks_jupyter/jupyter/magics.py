@@ -25,7 +25,7 @@ from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
 from ..tasks import TaskHandle
-from . import comm, display, questions, transform
+from . import comm, display, interrupts, questions, transform
 from .config import load_server
 from .magic_args import (
     ArgumentError,
@@ -518,6 +518,7 @@ def load(shell: Any) -> None:
     if "MCPMagics" not in shell.magics_manager.registry:
         shell.register_magics(MCPMagics(shell))
     transform.install(shell)
+    interrupts.install(shell)  # an interrupted wait for a task: one line, the handle stays bound
     questions.install(shell)  # a task's question becomes a form in its widget
     comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
 
@@ -525,6 +526,7 @@ def load(shell: Any) -> None:
 def unload(shell: Any) -> None:
     """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
     transform.uninstall(shell)
+    interrupts.uninstall(shell)
     magics = shell.magics_manager.registry.pop("MCPMagics", None)
     if magics is not None:
         for kind, table in magics.magics.items():

@@ -9,7 +9,8 @@ for the magic's work while every background job keeps running.
 
 Only the call is rewritten (by position, so the rest of the cell is byte for byte what IPython
 produced). A magic that is a statement of its own gets ``bare=True`` so a value it has already
-displayed is not shown twice.
+displayed is not shown twice; one assigned to a plain variable (``r = %mcp_task --wait ...``) gets
+``target='r'``, so an interrupted wait still leaves the task's handle in ``r`` (``interrupts.py``).
 
 Limits: calls inside ``def``, ``lambda``, ``class`` bodies and comprehensions are left alone (an
 ``await`` there would change what the code means), as are magics run under another cell magic
@@ -56,11 +57,12 @@ def rewrite(source: str, magics: Iterable[str] = AWAITING_MAGICS, helper: str = 
     data = source.encode("utf-8")
     starts = _line_starts(data)
     edits: list[tuple[int, bytes]] = []
-    for call, bare in found:
+    for call, bare, target in found:
         assert call.end_lineno is not None and call.end_col_offset is not None
         begin = starts[call.lineno - 1] + call.col_offset
         end = starts[call.end_lineno - 1] + call.end_col_offset
-        edits.append((end, b", bare=True)" if bare else b")"))
+        tail = ", bare=True)" if bare else f", target={target!r})" if target else ")"
+        edits.append((end, tail.encode()))
         edits.append((begin, f"await {helper}(".encode()))
     for offset, text in sorted(edits, key=lambda edit: edit[0], reverse=True):
         data = data[:offset] + text + data[offset:]
@@ -75,14 +77,19 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _magic_calls(tree: ast.AST, names: frozenset[str], helper: str) -> Iterator[tuple[ast.Call, bool]]:
-    """(call, is a statement of its own) for each awaitable magic call outside nested scopes."""
+def _magic_calls(tree: ast.AST, names: frozenset[str], helper: str) -> Iterator[tuple[ast.Call, bool, str | None]]:
+    """(call, is a statement of its own, the plain variable it is assigned to) for each awaitable
+    magic call outside nested scopes."""
     stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
     while stack:
         node, parent = stack.pop()
         if isinstance(node, ast.Call) and _is_magic_call(node, names):
             if not isinstance(parent, ast.Await) and not _is_helper_call(parent, helper):
-                yield node, isinstance(parent, ast.Expr)
+                target = None
+                if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                    name = parent.targets[0]
+                    target = name.id if isinstance(name, ast.Name) else None
+                yield node, isinstance(parent, ast.Expr), target
             continue
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _SCOPES):

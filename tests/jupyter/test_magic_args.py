@@ -354,7 +354,8 @@ def ipython(cell: str) -> str:
 def test_rewrite_awaits_the_magic_calls_of_a_cell() -> None:
     cell = ipython('h = %mcp_task demo:slow_compute label="é ü"\nprint(h)\n%mcp_task demo:echo text=x')
     assert rewrite(cell) == (
-        "h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:slow_compute label=\"é ü\"'))\n"
+        "h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:slow_compute label=\"é ü\"'), "
+        "target='h')\n"
         "print(h)\n"
         "await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:echo text=x'), bare=True)\n"
     )
@@ -363,7 +364,12 @@ def test_rewrite_awaits_the_magic_calls_of_a_cell() -> None:
         "await _mtj_await(get_ipython().run_cell_magic('mcp_task', '-o r demo:research'"
     )
     loop = ipython("for i in range(3):\n    h = %mcp_task demo:t n={i}\n")
-    assert "    h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:t n={i}'))" in rewrite(loop)
+    assert (
+        "    h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:t n={i}'), target='h')"
+        in rewrite(loop)
+    )
+    # only a plain variable is a target
+    assert rewrite(ipython("hs[0] = %mcp_task demo:t\n")).endswith("'demo:t'))\n")
     assert rewrite(rewrite(cell)) == rewrite(cell)  # idempotent
 
 
