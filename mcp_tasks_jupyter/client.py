@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import warnings
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from .redact import scrub, scrub_data
 from .results import ToolResult
 from .session import RECONNECT_FOR_S, Session
 from .tasks import TaskHandle
+from .tool_arguments import takes_other_names, unknown_names, unknown_names_text
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 
 log = logging.getLogger(__name__)
@@ -197,6 +199,12 @@ class Client:
                 self.session.param_headers = headers
         return list(self._tools.values())
 
+    @property
+    def cached_tools(self) -> list[Tool] | None:
+        """The tools of the last ``tools/list`` answer, without asking the server (None before the
+        first ``list_tools``)."""
+        return None if self._tools is None else list(self._tools.values())
+
     async def tool(self, name: str) -> Tool:
         """The named tool, or ToolNotFound listing what the server has."""
         if self._tools is None or name not in self._tools:
@@ -209,6 +217,14 @@ class Client:
         return tool
 
     def _check_arguments(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        # A name the schema does not know is refused before sending (a typo would be ignored by
+        # many servers), or warned about when the schema says it takes other names.
+        unknown = unknown_names(tool.input_schema, arguments)
+        if unknown:
+            text = unknown_names_text(tool.name, tool.input_schema, unknown)
+            if not takes_other_names(tool.input_schema):
+                raise UsageError(text, server=self.name)
+            warnings.warn(f"{self.name}: {text} (sent anyway: the tool takes other names too)", stacklevel=3)
         missing = [a for a in tool.required_arguments if a not in arguments]
         if missing:
             raise UsageError(

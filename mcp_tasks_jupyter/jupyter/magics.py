@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Coroutine
@@ -25,7 +26,7 @@ from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
 from ..tasks import TaskHandle
-from . import comm, display, interrupts, questions, transform
+from . import comm, completion, display, interrupts, questions, transform
 from .config import load_server
 from .magic_args import (
     ArgumentError,
@@ -355,7 +356,7 @@ class MCPMagics(Magics):
         what = f"%mcp_cancel {ref.ref}"
 
         async def cancel() -> TaskHandle:
-            target = handle if handle is not None else runtime.attach(task_id, server)
+            target = handle if handle is not None else await runtime.attach_known(task_id, server)
             await target.cancel()
             return target
 
@@ -387,7 +388,7 @@ class MCPMagics(Magics):
         async def find() -> tuple[TaskHandle, bool]:
             if handle is not None:
                 return handle, False
-            return runtime.attach(task_id, server), True
+            return await runtime.attach_known(task_id, server), True
 
         async def collect(found: tuple[TaskHandle, bool]) -> Any:
             target, fresh = found
@@ -480,6 +481,24 @@ class MCPMagics(Magics):
         return None, name, task_id
 
 
+def plain_help(doc: str) -> str:
+    """A magic's docstring as ``%mcp_task?`` shows it: plain text, without the reST markup the
+    source uses (````code````, ``::`` before a block, ``:role:`` names)."""
+    text = re.sub(r":[a-z]+:`~?\.*([^`]+)`", r"\1", doc)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"(\S)::\n", r"\1:\n", text)
+    return re.sub(r"\s::\n", "\n", text)
+
+
+def _plain_magic_help() -> None:
+    for name, member in vars(MCPMagics).items():
+        if name.startswith("mcp_") and callable(member) and member.__doc__:
+            member.__doc__ = plain_help(member.__doc__)
+
+
+_plain_magic_help()
+
+
 def bind_when_done(namespace: dict[str, Any], name: str, handle: TaskHandle) -> None:
     """Set ``namespace[name]`` to the handle's ToolResult the moment it completes successfully."""
 
@@ -519,6 +538,7 @@ def load(shell: Any) -> None:
         shell.register_magics(MCPMagics(shell))
     transform.install(shell)
     interrupts.install(shell)  # an interrupted wait for a task: one line, the handle stays bound
+    completion.install(shell, get_runtime())  # Tab in the %mcp_* magics: names, tools, argument keys
     questions.install(shell)  # a task's question becomes a form in its widget
     comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
 
@@ -527,6 +547,7 @@ def unload(shell: Any) -> None:
     """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
     transform.uninstall(shell)
     interrupts.uninstall(shell)
+    completion.uninstall(shell)
     magics = shell.magics_manager.registry.pop("MCPMagics", None)
     if magics is not None:
         for kind, table in magics.magics.items():
