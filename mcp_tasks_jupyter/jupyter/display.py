@@ -27,7 +27,7 @@ from ..render import running_html, running_line, summary_html, summary_line, tas
 from ..tasks import TaskHandle
 
 
-def show_task(handle: TaskHandle) -> None:
+def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
     """Display ``handle`` below the current cell: a live widget and a static summary updated at the end.
 
     Outside IPython it prints the one-line summary instead.
@@ -38,9 +38,9 @@ def show_task(handle: TaskHandle) -> None:
         return
     from IPython.display import display
 
-    from .widgets import bind
+    from .widgets import bind, compact as compact_widget
 
-    display(bind(handle))
+    display(bind(handle) if not compact else compact_widget(handle))
     summary = display(summary_bundle(handle), raw=True, display_id=True)
     if not handle.done():
         _update_when_done(shell, handle, summary)

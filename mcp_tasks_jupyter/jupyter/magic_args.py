@@ -252,6 +252,7 @@ TASK_OPTIONS = (
     _Option(("--answers",), "answers", True, "JSON mapping"),
     _Option(("--cache",), "cache", False),
     _Option(("--refresh",), "refresh", False),
+    _Option(("--compact",), "compact", False),
 )
 
 
@@ -268,6 +269,8 @@ class TaskCall:
     answers: dict[str, Any] | None = None
     #: Reuse the stored result of an identical earlier completed call (``--cache``).
     cache: bool = False
+    #: Show the task on one line (``--compact``).
+    compact: bool = False
 
     @property
     def label(self) -> str:
@@ -337,6 +340,7 @@ def parse_task_line(
         answers=answers,
         # --refresh forces a new run (and wins over --cache)
         cache=bool(found.get("cache")) and not found.get("refresh"),
+        compact=bool(found.get("compact")),
     )
 
 

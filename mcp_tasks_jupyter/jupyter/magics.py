@@ -40,6 +40,7 @@ from .magic_args import (
 from .pending import Pending, one_line
 from .runtime import Runtime, get_runtime
 from .tables import servers_table, tools_table
+from .widgets.compact_widget import COMPACT_AFTER
 
 _formatter = DollarFormatter()
 #: Names %mcp_connect can expand without an import: {sys.executable}, {os.environ[...]}.
@@ -53,6 +54,8 @@ class MCPMagics(Magics):
     def __init__(self, shell: Any, runtime: Runtime | None = None) -> None:
         super().__init__(shell)
         self.runtime = runtime if runtime is not None else get_runtime()
+        #: (execution count of the cell, tasks it asked for): many tasks in one cell show compact.
+        self._cell_tasks: tuple[Any, int] = (None, 0)
 
     @property
     def user_ns(self) -> dict[str, Any]:
@@ -216,7 +219,7 @@ class MCPMagics(Magics):
             %%mcp_task [OPTIONS] NAME:TOOL [key=value ...]
             <arguments as a JSON object or YAML mapping>
 
-            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh]
+            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] [--compact]
 
         ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
         any order; everything after it is ``key=value``. A value is JSON when it parses as JSON
@@ -240,8 +243,10 @@ class MCPMagics(Magics):
                          server, tool and arguments, from the task index) at once, without asking
                          the server; the summary says "cached". Nothing is cached unless asked.
         ``--refresh``    run the call anew even with ``--cache``.
+        ``--compact``    show the task on one line (status, arguments, progress, outcome, cancel).
 
-        The task is shown below the cell as it runs. Errors in the arguments, unknown servers or
+        The task is shown below the cell as it runs; on one line when the cell starts more than
+        a few tasks (a loop, several magics) or with ``--compact``. Errors in the arguments, unknown servers or
         tools, missing required arguments and refusals by the server fail the cell with one line.
         Interrupting the cell never cancels the task: use ``%mcp_cancel``.
         """
@@ -263,19 +268,22 @@ class MCPMagics(Magics):
                 bind_when_done(user_ns, call.out, handle)
             return handle
 
+        many = self._count_task_of_cell() > COMPACT_AFTER
+
         async def then(handle: TaskHandle) -> Any:
-            display.show_task(handle)
+            display.show_task(handle, compact=call.compact or pending.many or many)
             if call.wait:
                 return await handle
             return handle
 
-        return Pending(
+        pending = Pending(
             call.label,
             self._job(create(), f"mcp-task {call.label}"),
             then,
             quiet=not call.wait,
             redact=runtime.redact,
         )
+        return pending
 
     # -- %mcp_tasks ----------------------------------------------------------------------------
 
@@ -427,6 +435,13 @@ class MCPMagics(Magics):
                 return text  # as IPython does: what cannot be expanded stays as written
 
         return expand
+
+    def _count_task_of_cell(self) -> int:
+        """How many tasks the running cell has asked for, this one included."""
+        cell = getattr(self.shell, "execution_count", None)
+        count = self._cell_tasks[1] + 1 if self._cell_tasks[0] == cell else 1
+        self._cell_tasks = (cell, count)
+        return count
 
     def _job(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         try:

@@ -46,6 +46,9 @@ class Pending:
         self._job = job
         self._then = then
         self._redact = redact
+        #: Set by the cell rewrite when the cell starts many tasks (a loop, several magics): the
+        #: magic then shows its task compact.
+        self.many = False
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._settle().__await__()
@@ -72,7 +75,7 @@ class Pending:
         return f"<pending {self.what} ({state}): await it for its value>"
 
 
-async def settle(value: Any, bare: bool = False, target: str | None = None) -> Any:
+async def settle(value: Any, bare: bool = False, target: str | None = None, many: bool = False) -> Any:
     """What transformed cells await: a Pending's value (None for a quiet one used as a statement).
 
     When the cell is interrupted while the magic waits for a task it has started (``--wait``),
@@ -81,6 +84,7 @@ async def settle(value: Any, bare: bool = False, target: str | None = None) -> A
     """
     if not isinstance(value, Pending):
         return value
+    value.many = value.many or many
     try:
         result = await value
     except (asyncio.CancelledError, KeyboardInterrupt):
