@@ -55,7 +55,8 @@ async def test_one_line_shows_a_failure_and_cancels(demo):
 
 def widget_kinds(kernel) -> dict[str, int]:
     return kernel.value(
-        "dict(__import__('collections').Counter(type(w).__name__ for w in __import__('ipywidgets').Widget.widgets.values()"
+        "dict(__import__('collections').Counter(type(w).__name__"
+        " for w in __import__('ipywidgets').Widget.widgets.values()"
         " if type(w).__name__ in ('TaskWidget', 'CompactTaskWidget')))"
     )
 
@@ -68,7 +69,9 @@ def test_a_cell_starting_many_tasks_shows_them_compact(tmp_path: Path) -> None:
         kernel.run("a = %mcp_task demo:slow_compute seconds=0.2\nb = %mcp_task demo:slow_compute seconds=0.2")
         assert widget_kinds(kernel) == {"TaskWidget": 2}
         run = kernel.run(
-            "hs = []\nfor i in range(20):\n    h = %mcp_task demo:slow_compute seconds=1 label=t{i}\n    hs.append(h)"
+            "hs = []\nfor i in range(20):\n"
+            "    h = %mcp_task demo:slow_compute seconds=1 label=t{i}\n"
+            "    hs.append(h)"
         )
         assert widget_kinds(kernel) == {"TaskWidget": 2, "CompactTaskWidget": 20}
         assert len(run.displays("application/vnd.jupyter.widget-view+json")) == 20
