@@ -228,7 +228,9 @@ class BoardWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         where = "".join(f" {k}={v}" for k, v in (("server", self._server), ("status", self._status)) if v)
-        return f"<BoardWidget of {self._total()} tasks{where}>"
+        history = len(self._static) - len(self._replaced)
+        more = f" (+{history} in the history)" if history else ""
+        return f"<BoardWidget of {len(self._handles)} tasks{where}{more}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
