@@ -142,7 +142,10 @@ def summary(results: dict[Path, tuple[bool, float]]) -> str:
 
 if __name__ == "__main__":
     paths = [Path(p) for p in sys.argv[1:]] or sorted(HERE.glob("*.ipynb"))
-    print(f"Running {len(paths)} example notebook{'s' if len(paths) != 1 else ''} headless on the bundled demo server")
+    print(
+        f"Running {len(paths)} example notebook{'s' if len(paths) != 1 else ''} headless "
+        "on the bundled demo server"
+    )
     results = {p: run(p) for p in paths}
     print(summary(results))
     sys.exit(0 if all(ok for ok, _ in results.values()) else 1)
