@@ -45,9 +45,15 @@ export function describeGroup(
   const tools = [...new Set(tasks.map(t => t.tool ?? t.key))];
   const where = servers.length === 1 ? ` on ${servers[0]}` : '';
   const shared = tools.length === 1 ? ` (${tools[0]})` : '';
-  const names = tasks
-    .slice(0, NAMED)
-    .map(t => (shared && t.label ? t.label : taskName(t)));
+  // The words every label shares (`seconds=6 steps=3`) tell the tasks apart no more: left out.
+  const words = tasks.map(t => (t.label ? t.label.split(' ') : []));
+  const common = new Set(
+    words[0].filter(word => words.every(w => w.includes(word)))
+  );
+  const names = tasks.slice(0, NAMED).map((t, i) => {
+    const own = words[i].filter(word => !common.has(word)).join(' ');
+    return shared ? own || t.label || (t.tool ?? t.key) : taskName(t);
+  });
   const more = tasks.length > NAMED ? ` and ${tasks.length - NAMED} more` : '';
   return `${tasks.length} MCP tasks ${VERBS[outcome][1]}${where}${shared}: ${names.join(', ')}${more}`;
 }

@@ -36,7 +36,9 @@ describe('grouped notifications', () => {
     expect(describeGroup('completed', [task('a')])).toBe(
       'MCP task "slow_compute label=a" on demo completed'
     );
-    const twelve = Array.from({ length: 12 }, (_, i) => task(`t${i}`));
+    const twelve = Array.from({ length: 12 }, (_, i) =>
+      task(`t${i}`, { label: `seconds=6 label=t${i} steps=3` })
+    );
     expect(describeGroup('completed', twelve)).toBe(
       '12 MCP tasks completed on demo (slow_compute): label=t0, label=t1, label=t2 and 9 more'
     );
