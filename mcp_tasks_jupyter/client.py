@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from .redact import safe_url, scrub, scrub_data
 from .results import ToolResult
 from .session import RECONNECT_FOR_S, Session
 from .tasks import TaskHandle
+from .tool_arguments import takes_other_names, unknown_names, unknown_names_text
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 from .transport.auth import AuthHook
 
@@ -212,6 +214,12 @@ class Client:
                 self.session.param_headers = headers
         return list(self._tools.values())
 
+    @property
+    def cached_tools(self) -> list[Tool] | None:
+        """The tools of the last ``tools/list`` answer, without asking the server (None before the
+        first ``list_tools``)."""
+        return None if self._tools is None else list(self._tools.values())
+
     async def tool(self, name: str) -> Tool:
         """The named tool, or ToolNotFound listing what the server has."""
         if self._tools is None or name not in self._tools:
@@ -224,6 +232,14 @@ class Client:
         return tool
 
     def _check_arguments(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        # A name the schema does not know is refused before sending (a typo would be ignored by
+        # many servers), or warned about when the schema says it takes other names.
+        unknown = unknown_names(tool.input_schema, arguments)
+        if unknown:
+            text = unknown_names_text(tool.name, tool.input_schema, unknown)
+            if not takes_other_names(tool.input_schema):
+                raise UsageError(text, server=self.name)
+            warnings.warn(f"{self.name}: {text} (sent anyway: the tool takes other names too)", stacklevel=3)
         missing = [a for a in tool.required_arguments if a not in arguments]
         if missing:
             raise UsageError(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .labels import arguments_label
 from .protocol.tasks import INPUT_REQUIRED
 from .render import failure_message, pending_questions, status_message, tool_error_text
 from .status import FINISHED, in_words, shown_status
@@ -47,6 +48,8 @@ class TaskView:
     cached: bool = False
     #: Followed by a live handle (its elapsed time ticks, it can be cancelled); False for a record.
     live: bool = True
+    #: The arguments in a few words (``labels.arguments_label``): what tells twenty calls of a tool apart.
+    label: str = ""
 
     @property
     def words(self) -> str:
@@ -86,6 +89,7 @@ def view_of(handle: TaskHandle) -> TaskView:
         needs_input=bool(handle.pending_input) or handle.status == INPUT_REQUIRED,
         done=done,
         cached=bool(handle.cached),
+        label=arguments_label(handle.arguments),
     )
 
 
@@ -98,6 +102,7 @@ def record_view(
     task_id: str | None,
     created_at: str | None = None,
     updated_at: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> TaskView:
     """A task known only from a record (the task index, a server's ``tasks/list``): its last known
     status, never ticking (``started`` is its creation time, ``finished`` its last update once ended)."""
@@ -111,6 +116,7 @@ def record_view(
         finished=epoch(updated_at) if status in FINISHED else None,
         done=status in FINISHED,
         live=False,
+        label=arguments_label(arguments),
     )
 
 
@@ -139,6 +145,7 @@ def board_row(key: int, view: TaskView) -> dict[str, Any]:
         "finished": _ms(view.finished),
         "task_id": view.task_id or "",
         "live": view.live,
+        "args": view.label,
     }
 
 

@@ -96,9 +96,12 @@ export function outcomeOf(
   return found && policy.statuses.has(found.status) ? found : null;
 }
 
-/** `MCP task "research" on demo completed`, plus the message of a failure. */
+/** `MCP task "research topic=tides" on demo completed`, plus the message of a failure. */
 export function describe(task: ITask, outcome: Outcome): string {
-  const name = task.tool ? `"${task.tool}"` : task.key;
+  const tool = task.tool ?? '';
+  const name = tool
+    ? `"${task.label ? `${tool} ${task.label}` : tool}"`
+    : task.key;
   const head = `MCP task ${name} on ${task.server}`;
   switch (outcome) {
     case 'completed':

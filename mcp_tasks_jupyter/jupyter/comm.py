@@ -43,6 +43,7 @@ def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, A
         "key": key,
         "task_id": seen.task_id,
         "tool": handle.tool,
+        "label": seen.label,
         "server": seen.server,
         "status": seen.status,
         "message": seen.message if seen.message is not None or not seen.done else seen.failure or seen.tool_error,

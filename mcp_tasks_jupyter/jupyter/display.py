@@ -31,9 +31,9 @@ from ..render import running_html, running_line, summary_html, summary_line, tas
 from ..tasks import TaskHandle
 
 
-def show_task(handle: TaskHandle) -> None:
-    """Display ``handle`` below the current cell: one output holding the live widget and a static
-    summary (for places without a kernel), updated when the task ends.
+def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
+    """Display ``handle`` below the current cell: one output holding the live widget (on one line
+    with ``compact``) and a static summary (for places without a kernel), updated when the task ends.
 
     Outside IPython it prints the one-line summary instead.
     """
@@ -43,9 +43,9 @@ def show_task(handle: TaskHandle) -> None:
         return
     from IPython.display import display
 
-    from .widgets import bind
+    from .widgets import bind, compact as compact_widget
 
-    widget = bind(handle)
+    widget = compact_widget(handle) if compact else bind(handle)
     output = display(task_output(widget), raw=True, display_id=True)
     if not handle.done():
         _update_when_done(shell, handle, lambda: task_output(widget), output)
@@ -59,9 +59,12 @@ def task_output(widget: Any) -> dict[str, Any]:
     return {**(data or {}), **summary_bundle(widget.handle)}
 
 
-def show_board(handles: Sequence[TaskHandle], *, server: str | None = None, status: str | None = None) -> None:
-    """Display a board of ``handles`` with this notebook's other tasks (:func:`make_board`), its
-    filters pre-set to server name ``server`` and status ``status`` (the person can change them).
+def show_board(
+    handles: Sequence[TaskHandle], *, server: str | None = None, status: str | None = None, history: bool = False
+) -> None:
+    """Display a live board of ``handles`` (and every task started later), with the task index's
+    history behind its toggle (:func:`make_board`), its filters pre-set to server name ``server``
+    and status ``status`` (the person can change them); ``history`` shows the history at first.
 
     Outside IPython it prints one line per task that passes the filters.
     """
@@ -72,7 +75,7 @@ def show_board(handles: Sequence[TaskHandle], *, server: str | None = None, stat
         return
     from IPython.display import display
 
-    display(make_board(handles, server=server, status=status))
+    display(make_board(handles, server=server, status=status, history=history))
 
 
 def make_board(
@@ -82,18 +85,21 @@ def make_board(
     status: str | None = None,
     runtime: Any = None,
     listing: bool = True,
+    history: bool = False,
+    follow: bool = True,
 ) -> Any:
-    """A :class:`~.widgets.BoardWidget` of every task this notebook knows, de-duplicated by
-    (server, task id):
+    """A :class:`~.widgets.BoardWidget` of this kernel's tasks, with a history behind a toggle,
+    de-duplicated by (server, task id):
 
-    1. ``handles`` (default: the runtime's), live;
-    2. this notebook's records in the task index of each connection that are not live handles
-       (e.g. from an earlier kernel), with their last known status;
-    3. when ``listing``, for each connection whose dialect offers ``tasks/list``, the server's tasks
-       known neither way (tool "?"), fetched once by a background job of the runtime (in
-       ``board.jobs``); a failure becomes a note on the board, never an exception.
+    1. ``handles`` (default: the runtime's), live; with ``follow`` every task the runtime tracks
+       later joins the board (a board on screen picks up the tasks started after it);
+    2. history: the task index's records of each connection that are not live handles (earlier
+       kernels, other notebooks: each row says which), with their last known status;
+    3. history, when ``listing``: for each connection whose dialect offers ``tasks/list``, the
+       server's tasks known neither way (tool "?"), fetched once by a background job of the
+       runtime (in ``board.jobs``); a failure becomes a note on the board, never an exception.
 
-    ``server``/``status`` pre-select the board's filters.
+    ``server``/``status`` pre-select the board's filters; ``history`` shows the history at first.
     """
     from ..index import notebook_path
     from .runtime import get_runtime
@@ -101,7 +107,9 @@ def make_board(
 
     runtime = get_runtime() if runtime is None else runtime
     handles = list(runtime.handles if handles is None else handles)
-    board = BoardWidget(handles, select_server=server, select_status=status)
+    board = BoardWidget(handles, select_server=server, select_status=status, show_history=history)
+    if follow:
+        board.follow(runtime)
     connections = list(runtime.connections.values())
     # Row ids are random 63-bit numbers (index.py): the same id is the same record, whatever index.
     live_rows = {h.index_row for h in handles if getattr(h, "index_row", None) is not None}
@@ -116,7 +124,7 @@ def make_board(
             board.add_note(f"the task index {index.path} could not be read: {runtime.redact(str(exc))}")
             continue
         for record in records:
-            if record.notebook != notebook or record.id in live_rows:
+            if record.id in live_rows:
                 continue
             board.add_static(
                 tool=record.tool,
@@ -125,6 +133,8 @@ def make_board(
                 message=record.status_message,
                 task_id=record.task_id,
                 created_at=record.created_at,
+                arguments=record.arguments,
+                origin=_origin(record.notebook, notebook),
             )
     board.refresh()  # the index rows are part of the first picture
     if listing:
@@ -140,6 +150,15 @@ def make_board(
                 else:
                     board.jobs.append(job)
     return board
+
+
+def _origin(recorded: str | None, here: str | None) -> str:
+    """Where a history row comes from, in words."""
+    if recorded == here:
+        return "earlier kernel"
+    if recorded is None:
+        return "no notebook"
+    return recorded.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
@@ -160,6 +179,7 @@ async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
             created_at=state.created_at,
             updated_at=state.last_updated_at,
             refresh=True,
+            origin="the server's list",
         )
 
 

@@ -252,6 +252,7 @@ TASK_OPTIONS = (
     _Option(("--answers",), "answers", True, "JSON mapping"),
     _Option(("--cache",), "cache", False),
     _Option(("--refresh",), "refresh", False),
+    _Option(("--compact",), "compact", False),
 )
 
 
@@ -268,6 +269,8 @@ class TaskCall:
     answers: dict[str, Any] | None = None
     #: Reuse the stored result of an identical earlier completed call (``--cache``).
     cache: bool = False
+    #: Show the task on one line (``--compact``).
+    compact: bool = False
 
     @property
     def label(self) -> str:
@@ -337,6 +340,7 @@ def parse_task_line(
         answers=answers,
         # --refresh forces a new run (and wins over --cache)
         cache=bool(found.get("cache")) and not found.get("refresh"),
+        compact=bool(found.get("compact")),
     )
 
 
@@ -583,6 +587,8 @@ class TasksArgs:
     clear: bool = False
     #: ``--export PATH``: write the provenance of this notebook's tasks there.
     export: str | None = None
+    #: Show the task index's history on the board at first (``--history``).
+    history: bool = False
 
 
 def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | None, str | None]:
@@ -592,11 +598,12 @@ def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | N
 
 
 def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
-    """``%mcp_tasks [NAME] [--status S | --resume | --clear | --export PATH]`` (options before or after NAME)."""
+    """``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH`` (options before
+    or after NAME)."""
     words = [expand(w) for w in split_words(line)]
     names = [w for w in words if not w.startswith("-")]
     values: dict[str, str] = {}
-    flags = {"--resume": False, "--clear": False}
+    flags = {"--resume": False, "--clear": False, "--history": False}
     i = 0
     while i < len(words):
         word = words[i]
@@ -607,7 +614,8 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
             option = {"--status": "--status", "-s": "--status", "--export": "--export"}.get(key)
             if option is None:
                 raise ArgumentError(
-                    f"%mcp_tasks: unknown option {key!r} (options: --status S, --resume, --clear, --export PATH)"
+                    f"%mcp_tasks: unknown option {key!r} "
+                    "(options: --status S, --history, --resume, --clear, --export PATH)"
                 )
             if eq:
                 value = inline
@@ -623,14 +631,18 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
         i += 1
     if len(names) > 1:
         raise ArgumentError(f"%mcp_tasks: expected at most one server name, got {' '.join(names)}")
-    if sum(flags.values()) + len(values) > 1:
-        raise ArgumentError("%mcp_tasks: give one of --status S, --resume, --clear, --export PATH")
+    board = "--status" in values or flags["--history"]
+    if flags["--resume"] + flags["--clear"] + ("--export" in values) + board > 1:
+        raise ArgumentError(
+            "%mcp_tasks: give one of --status S (with --history), --resume, --clear, --export PATH"
+        )
     return TasksArgs(
         names[0] if names else None,
         values.get("--status"),
         flags["--resume"],
         flags["--clear"],
         values.get("--export"),
+        flags["--history"],
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Coroutine
@@ -26,7 +27,7 @@ from IPython.utils.text import DollarFormatter
 from ..errors import MCPError
 from ..provenance import export_notebook
 from ..tasks import TaskHandle
-from . import comm, display, questions, sign_in, transform
+from . import comm, completion, display, interrupts, questions, sign_in, transform
 from .config import ConfigError, load_server
 from .config_sources import config_table
 from .magic_args import (
@@ -41,6 +42,7 @@ from .magic_args import (
 from .pending import Pending, one_line
 from .runtime import Runtime, get_runtime
 from .tables import servers_table, tools_table
+from .widgets.compact_widget import COMPACT_AFTER
 
 _formatter = DollarFormatter()
 #: Names %mcp_connect can expand without an import: {sys.executable}, {os.environ[...]}.
@@ -54,6 +56,8 @@ class MCPMagics(Magics):
     def __init__(self, shell: Any, runtime: Runtime | None = None) -> None:
         super().__init__(shell)
         self.runtime = runtime if runtime is not None else get_runtime()
+        #: (execution count of the cell, tasks it asked for): many tasks in one cell show compact.
+        self._cell_tasks: tuple[Any, int] = (None, 0)
 
     @property
     def user_ns(self) -> dict[str, Any]:
@@ -276,7 +280,7 @@ class MCPMagics(Magics):
             %%mcp_task [OPTIONS] NAME:TOOL [key=value ...]
             <arguments as a JSON object or YAML mapping>
 
-            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh]
+            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] [--compact]
 
         ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
         any order; everything after it is ``key=value``. A value is JSON when it parses as JSON
@@ -300,8 +304,10 @@ class MCPMagics(Magics):
                          server, tool and arguments, from the task index) at once, without asking
                          the server; the summary says "cached". Nothing is cached unless asked.
         ``--refresh``    run the call anew even with ``--cache``.
+        ``--compact``    show the task on one line (status, arguments, progress, outcome, cancel).
 
-        The task is shown below the cell as it runs. Errors in the arguments, unknown servers or
+        The task is shown below the cell as it runs; on one line when the cell starts more than
+        a few tasks (a loop, several magics) or with ``--compact``. Errors in the arguments, unknown servers or
         tools, missing required arguments and refusals by the server fail the cell with one line.
         Interrupting the cell never cancels the task: use ``%mcp_cancel``.
         """
@@ -323,30 +329,37 @@ class MCPMagics(Magics):
                 bind_when_done(user_ns, call.out, handle)
             return handle
 
+        many = self._count_task_of_cell() > COMPACT_AFTER
+
         async def then(handle: TaskHandle) -> Any:
-            display.show_task(handle)
+            display.show_task(handle, compact=call.compact or pending.many or many)
             if call.wait:
                 return await handle
             return handle
 
-        return Pending(
+        pending = Pending(
             call.label,
             self._job(create(), f"mcp-task {call.label}"),
             then,
             quiet=not call.wait,
             redact=runtime.redact,
         )
+        return pending
 
     # -- %mcp_tasks ----------------------------------------------------------------------------
 
     @line_magic
     def mcp_tasks(self, line: str) -> None:
-        """Show a live board of this kernel's tasks, with this notebook's earlier ones from the task
-        index and, where the server offers ``tasks/list``, the server's own (searchable, sortable,
-        50 rows a page; NAME and S only pre-select the board's filters).
+        """Show a live board of this kernel's tasks; tasks started later join it. Behind its
+        "history" toggle: the task index's earlier tasks (earlier kernels, other notebooks) and,
+        where the server offers ``tasks/list``, the server's own. Searchable, sortable, 50 rows a
+        page; tick rows to cancel them, or cancel every running one. NAME and S only pre-select
+        the board's filters.
 
-        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear | --export PATH]``, S one of working,
-        input_required, completed, failed, cancelled, expired, lost.
+        Usage: ``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH``, S one
+        of working, input_required, completed, failed, cancelled, expired, lost.
+
+        ``--history`` show the history at first.
 
         ``--resume``  attach again to this notebook's unfinished tasks (from the task index) on
                       server NAME (default: every connection), e.g. after a kernel restart: each is
@@ -388,7 +401,7 @@ class MCPMagics(Magics):
                 raise UsageError(one_line("%mcp_tasks --clear", exc)) from None
             print(f"removed {count} finished task record{'' if count == 1 else 's'}")
             return None
-        display.show_board(runtime.handles, server=server, status=status)
+        display.show_board(runtime.handles, server=server, status=status, history=args.history)
         return None
 
     def _resume(self, server: str | None) -> None:
@@ -419,7 +432,7 @@ class MCPMagics(Magics):
         what = f"%mcp_cancel {ref.ref}"
 
         async def cancel() -> TaskHandle:
-            target = handle if handle is not None else runtime.attach(task_id, server)
+            target = handle if handle is not None else await runtime.attach_known(task_id, server)
             await target.cancel()
             return target
 
@@ -451,7 +464,7 @@ class MCPMagics(Magics):
         async def find() -> tuple[TaskHandle, bool]:
             if handle is not None:
                 return handle, False
-            return runtime.attach(task_id, server), True
+            return await runtime.attach_known(task_id, server), True
 
         async def collect(found: tuple[TaskHandle, bool]) -> Any:
             target, fresh = found
@@ -496,6 +509,13 @@ class MCPMagics(Magics):
                 return text  # as IPython does: what cannot be expanded stays as written
 
         return expand
+
+    def _count_task_of_cell(self) -> int:
+        """How many tasks the running cell has asked for, this one included."""
+        cell = getattr(self.shell, "execution_count", None)
+        count = self._cell_tasks[1] + 1 if self._cell_tasks[0] == cell else 1
+        self._cell_tasks = (cell, count)
+        return count
 
     def _job(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         try:
@@ -550,6 +570,24 @@ class MCPMagics(Magics):
         return None, name, task_id
 
 
+def plain_help(doc: str) -> str:
+    """A magic's docstring as ``%mcp_task?`` shows it: plain text, without the reST markup the
+    source uses (````code````, ``::`` before a block, ``:role:`` names)."""
+    text = re.sub(r":[a-z]+:`~?\.*([^`]+)`", r"\1", doc)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"(\S)::\n", r"\1:\n", text)
+    return re.sub(r"\s::\n", "\n", text)
+
+
+def _plain_magic_help() -> None:
+    for name, member in vars(MCPMagics).items():
+        if name.startswith("mcp_") and callable(member) and member.__doc__:
+            member.__doc__ = plain_help(member.__doc__)
+
+
+_plain_magic_help()
+
+
 def bind_when_done(namespace: dict[str, Any], name: str, handle: TaskHandle) -> None:
     """Set ``namespace[name]`` to the handle's ToolResult the moment it completes successfully."""
 
@@ -592,6 +630,8 @@ def load(shell: Any) -> None:
     if "MapMagics" not in shell.magics_manager.registry:
         shell.register_magics(MapMagics(shell))
     transform.install(shell)
+    interrupts.install(shell)  # an interrupted wait for a task: one line, the handle stays bound
+    completion.install(shell, get_runtime())  # Tab in the %mcp_* magics: names, tools, argument keys
     questions.install(shell)  # a task's question becomes a form in its widget
     comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
 
@@ -599,6 +639,8 @@ def load(shell: Any) -> None:
 def unload(shell: Any) -> None:
     """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
     transform.uninstall(shell)
+    interrupts.uninstall(shell)
+    completion.uninstall(shell)
     for registered in ("MCPMagics", "MapMagics"):
         magics = shell.magics_manager.registry.pop(registered, None)
         if magics is not None:

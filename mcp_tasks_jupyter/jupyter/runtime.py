@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..client import Client, connect as open_connection
-from ..errors import TaskLost, UsageError
+from ..errors import TaskLost, TaskNotFound, UsageError
 from ..index import TaskIndex, default_index
 from ..oauth import OAuth
 from ..protocol.tasks import question_task_id
@@ -305,6 +305,24 @@ class Runtime:
             return known
         client = self.client(server if server is not None or known is None else known.server)
         return self.track(client.attach(task_id, tool=tool if tool or known is None else known.tool))
+
+    async def attach_known(self, task_id: str, server: str | None = None) -> TaskHandle:
+        """:meth:`attach`, once the server has said it has ``task_id`` (one ``tasks/get``); a task
+        nobody knows raises TaskNotFound and leaves nothing behind (no handle, no index row)."""
+        self._bind_loop()
+        known = self.find(task_id, server=server)
+        if known is not None and not self.needs_reattach(known):
+            return known
+        client = self.client(server if server is not None or known is None else known.server)
+        try:
+            await client.dialect.get(task_id)
+        except TaskNotFound as exc:
+            raise TaskNotFound(
+                f"no task {task_id!r} on {client.name}: neither this kernel nor the server knows it "
+                f"(the server said: {exc.detail}); %mcp_tasks lists the tasks known here",
+                server=client.name,
+            ) from None
+        return self.attach(task_id, client.name)
 
     def needs_reattach(self, handle: TaskHandle) -> bool:
         """Whether ``handle`` ended only because its connection was closed or replaced here, so

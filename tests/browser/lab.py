@@ -62,15 +62,15 @@ def lab_env(home: Path) -> dict[str, str]:
         env[name] = str(home / sub)
     env["MTJ_INDEX"] = str(home / "tasks.sqlite3")
     env["MTJ_TOKENS"] = str(home / "tokens")
-    # The extension built in this checkout, ahead of any installed copy (a git worktree shares a venv
-    # whose installed copy is another checkout's): JUPYTER_PATH comes first in the search.
+    # The JupyterLab extension as built in this checkout (npm run build), ahead of an installed copy
+    # (of another checkout, say): $JUPYTER_PATH comes first on JupyterLab's extension path.
+    data = home / "data"
+    (data / "labextensions").mkdir(parents=True, exist_ok=True)
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(data), env.get("JUPYTER_PATH")) if p)
     built = REPO_ROOT / "mcp_tasks_jupyter" / "labextension"
-    if (built / "package.json").exists():
-        link = home / "data" / "labextensions" / "mcp-tasks-jupyter"
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if not link.exists():
-            link.symlink_to(built, target_is_directory=True)
-        env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(home / "data"), env.get("JUPYTER_PATH")) if p)
+    link = data / "labextensions" / "mcp-tasks-jupyter"
+    if (built / "static").is_dir() and not link.exists():
+        link.symlink_to(built, target_is_directory=True)
     env.pop("MTJ_CONFIG", None)
     # No news or update pop-ups over the page.
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"

@@ -119,6 +119,7 @@ def static_board_row(
     task_id: str | None,
     created_at: str | None = None,
     updated_at: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A board row of a task known only from the task index or the server's ``tasks/list``: its
     last known status, never ticking (``live`` False)."""
@@ -132,6 +133,7 @@ def static_board_row(
             task_id=task_id,
             created_at=created_at,
             updated_at=updated_at,
+            arguments=arguments,
         ),
     )
 
