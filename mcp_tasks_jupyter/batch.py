@@ -15,14 +15,13 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 from .errors import MCPError, TaskCancelled, TaskLost
-from .index import redact_arguments
+from .labels import arguments_label
 from .protocol.tasks import CANCELLED
-from .redact import scrub
 from .render import failure_message
 from .results import ToolResult
 from .status import FAILURES, QUEUED, STATUSES
@@ -359,7 +358,12 @@ class Batch(Sequence[TaskHandle]):
     @staticmethod
     def _entry(index: int, handle: TaskHandle, error: str | None = None) -> BatchTask:
         return BatchTask(
-            index, arguments_label(handle.arguments), handle.status, handle.started, handle.finished, error
+            index,
+            arguments_label(handle.arguments) or "(no arguments)",
+            handle.status,
+            handle.started,
+            handle.finished,
+            error,
         )
 
     def __repr__(self) -> str:
@@ -375,15 +379,6 @@ def _failed(handle: TaskHandle) -> bool:
     if handle.status in FAILURES or handle.exception() is not None:
         return True
     return handle.result().is_error
-
-
-def arguments_label(arguments: Mapping[str, Any] | None) -> str:
-    """A task's arguments in one short line: ``topic=tides, depth=2`` (cut at LABEL_CHARS)."""
-    if not arguments:
-        return "(no arguments)"
-    shown = redact_arguments(dict(arguments))  # a token among the arguments never reaches a view
-    text = scrub(", ".join(f"{key}={value}" for key, value in shown.items()))
-    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
 
 
 __all__ = ["DEFAULT_LIMIT", "Batch", "BatchTask", "BatchView", "arguments_label"]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
+from .labels import arguments_label
 
 if TYPE_CHECKING:
     from .results import ToolResult
@@ -79,17 +80,6 @@ def result_frame(result: ToolResult) -> Any:
             "to_dataframe: this result has no structured content (only content blocks); its text is result.text"
         )
     return pandas().DataFrame.from_records(records_of(result.structured))
-
-
-def arguments_label(arguments: Mapping[str, Any] | None) -> str:
-    """A short label of a call's arguments: ``topic=tides, depth=2`` (long values cut with "…")."""
-    parts = []
-    for key, value in (arguments or {}).items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        if len(text) > LABEL_VALUE_CHARS:
-            text = text[: LABEL_VALUE_CHARS - 1] + "…"
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
 
 
 def task_row(handle: TaskHandle) -> dict[str, Any]:

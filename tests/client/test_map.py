@@ -164,7 +164,7 @@ async def test_bad_input_is_refused_before_anything_is_sent():
         with pytest.raises(mtj.ToolNotFound):
             await client.map("nope", [{}])
         with pytest.raises(mtj.UsageError, match="map item 1: tool 'research' needs argument"):
-            await client.map("research", [{"topic": "a"}, {"depth": 2}])
+            await client.map("research", [{"topic": "a"}, {"ambiguous": True}])
         with pytest.raises(mtj.UsageError, match="limit must be a whole number"):
             await client.map("research", [{"topic": "a"}], limit=0)
         with pytest.raises(mtj.UsageError, match="item 0 must be a mapping"):

@@ -50,7 +50,7 @@ async def test_failed_tasks_are_listed_with_the_servers_words_escaped_nowhere(de
     await eventually(lambda: widget.done, timeout=WAIT, what="the final state")
     (failed,) = widget.failed
     assert failed["index"] == 0 and failed["status"] == "failed" and HOSTILE[0] in failed["error"]
-    assert failed["label"].startswith("seconds=0, mode=protocol_error")
+    assert failed["label"].startswith("seconds=0 mode=protocol_error")
 
 
 async def test_secrets_in_arguments_never_reach_the_view(demo):
