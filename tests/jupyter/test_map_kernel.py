@@ -68,7 +68,7 @@ def test_mistakes_fail_the_cell_with_one_line(kernel: Kernel) -> None:
     for code, expected in (
         ("%mcp_map demo:research", "--over"),
         ("%%mcp_map demo:research\n{topic: tides}\n", "must be a list of argument mappings"),
-        ("%%mcp_map demo:research\n- {depth: 2}\n", "map item 0: tool 'research' needs argument(s) topic"),
+        ("%%mcp_map demo:research\n- {ambiguous: true}\n", "map item 0: tool 'research' needs argument(s) topic"),
         ("%mcp_map --limit 0 demo:research --over []", "--limit needs a whole number"),
         ("%mcp_map demo:research --over undefined_name", "NameError"),
         ("%mcp_map nowhere:research --over [{'topic': 'a'}]", "no server named 'nowhere'"),

@@ -105,10 +105,10 @@ def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
     (board,) = Page(html, "mtj-board-summary").boxes
     cells = "".join(board.split())  # the text of the cells, one after the other
     for row in (
-        "completedresearchdemo",
-        "completedmake_chartdemo",
-        "toolerrorfailing_jobdemo",
-        "completedslow_compute",
+        "completedresearchtopic=tidesstage_seconds=0.2demo",  # status, tool, arguments' label, server
+        "completedmake_chartvalues=[3,1,4,1,5]title=Digitsseconds=0.2demo",
+        'toolerrorfailing_jobseconds=0.2message="row7ismalformed"demo',
+        "completedslow_computeseconds=0.5steps=5label=bgdemo",
     ):
         assert row in cells, board
     assert "row 7 is malformed" in board
