@@ -18,7 +18,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 #: The only modules that may import the demo-http extra's packages.
 HTTP_DEMO = f"{PACKAGE}.demo.http_server"
 #: Listed though not imported by the package, each for a reason given in pyproject.toml.
-LISTED_FOR_OTHERS = {"sniffio", "ipywidgets"}
+LISTED_FOR_OTHERS = {"ipywidgets"}
 
 
 def _name(requirement: str) -> str:
