@@ -126,6 +126,9 @@ class Session:
         self.reconnecting_since: float | None = None
         #: Called (no arguments) when reconnecting starts or ends.
         self.on_connection: list[Callable[[], None]] = []
+        #: Called (no arguments) when the transport's push channel opens or drops (the GET stream).
+        self.on_channel: list[Callable[[], None]] = []
+        transport.on_channel_change = self._channel_changed
         self._reachable = asyncio.Event()
         self._reachable.set()
         self._renewal: asyncio.Task[None] | None = None
@@ -399,6 +402,13 @@ class Session:
     async def wait_reachable(self) -> None:
         """Return once the server answers again, or the connection was given up (``closed_error``)."""
         await self._reachable.wait()
+
+    def _channel_changed(self) -> None:
+        for listener in list(self.on_channel):
+            try:
+                listener()
+            except Exception:
+                log.exception("push channel listener failed")
 
     def _connection_changed(self) -> None:
         for listener in list(self.on_connection):

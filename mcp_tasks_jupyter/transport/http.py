@@ -129,11 +129,27 @@ class StreamableHTTPTransport(Transport):
         self._listener: asyncio.Task[None] | None = None
         #: The reader of each request's SSE answer (so that a withdrawn request closes its stream).
         self._streams: dict[RequestId, asyncio.Task[None]] = {}
-        self.listening = False
+        self._listening = False
         self.stateless = False
         self._closed = False
         self._slots = _Slots(MAX_EXCHANGES, SLOT_HOLD_S)
         self._rebuild_headers()
+
+    @property
+    def listening(self) -> bool:
+        """Whether the standalone GET stream is open."""
+        return self._listening
+
+    @listening.setter
+    def listening(self, value: bool) -> None:
+        if value != self._listening:
+            self._listening = value
+            if self.on_channel_change is not None:
+                self.on_channel_change()
+
+    @property
+    def push_channel_open(self) -> bool:
+        return self._listening
 
     # -- headers -------------------------------------------------------------------------------
 
