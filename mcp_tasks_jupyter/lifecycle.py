@@ -10,7 +10,8 @@ Read top to bottom:
    until a push wakes it, waits for a reconnection, retries transient trouble with backoff, and
    serves the task's questions when it is ``input_required``. While a push channel is open and
    delivering the task's changes, the task is polled only as a safety net (``PUSHED_POLL_FACTOR``
-   intervals apart, at most ``MAX_PUSHED_POLL_WAIT_S``); it goes back to its own interval when the
+   intervals, at most ``MAX_PUSHED_POLL_WAIT_S``, after the last news of it: a poll or a push,
+   which brings the whole task); it goes back to its own interval when the
    channel drops (``pushes_changed``) or falls silent (a poll shows a change no push brought).
 4. **Finish**: the result (or error) settles the handle; then **release**: progress listener, open
    questions (refused: their answer would be stale), registries, the dialect's own state.
@@ -101,8 +102,9 @@ class TaskLifecycle:
         self.calls: set[TaskHandle] = set()
         self._runners: dict[TaskHandle, asyncio.Task[None]] = {}
         self._wakes: dict[TaskHandle, asyncio.Event] = {}
-        #: Tasks whose changes the push channel has been delivering (polled as a safety net only).
-        self._pushed: set[TaskHandle] = set()
+        #: Tasks whose changes the push channel has been delivering (polled as a safety net only),
+        #: and when the last push of each came (loop time).
+        self._pushed: dict[TaskHandle, float] = {}
         self._creating = 0
         self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
         self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
@@ -422,7 +424,7 @@ class TaskLifecycle:
                     seen = handle.status, handle.status_message
                     handle._apply(await dialect.get(handle.task_id))
                     if (handle.status, handle.status_message) != seen:
-                        self._pushed.discard(handle)  # a change no push brought: the channel fell silent
+                        self._pushed.pop(handle, None)  # a change no push brought: the channel fell silent
                     failures = 0
                 except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
                     self.finish(handle, error=exc)
@@ -463,21 +465,23 @@ class TaskLifecycle:
         finally:
             dialect.release(handle)
 
-    def _wait(self, handle: TaskHandle) -> float:
-        """Seconds from one poll of ``handle`` to the next: its interval (bounded), or the safety
-        net's while the push channel delivers its changes."""
+    def _due(self, handle: TaskHandle, last_poll: float) -> float:
+        """When ``handle`` is next polled: its interval (bounded) after ``last_poll``; or, while the
+        push channel delivers its changes, the safety net's wait after the last news of it."""
         interval = min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
-        if handle in self._pushed and self.dialect.push_live(handle):
-            return max(interval, min(PUSHED_POLL_FACTOR * interval, MAX_PUSHED_POLL_WAIT_S))
-        return interval
+        pushed_at = self._pushed.get(handle)
+        if pushed_at is not None and self.dialect.push_live(handle):
+            safety = max(interval, min(PUSHED_POLL_FACTOR * interval, MAX_PUSHED_POLL_WAIT_S))
+            return max(last_poll, pushed_at) + safety
+        return last_poll + interval
 
     async def _sleep_until(self, handle: TaskHandle, last_poll: float, not_before: float) -> None:
-        """Sleep until the next poll of ``handle`` is due (``_wait`` after ``last_poll``, and not
-        before ``not_before``), reckoned again at each wake: the push channel may have dropped or
-        begun delivering. Return early when a push makes the task terminal or needy."""
+        """Sleep until the next poll of ``handle`` is due (``_due``, and not before ``not_before``),
+        reckoned again at each wake: the push channel may have dropped or begun delivering. Return
+        early when a push makes the task terminal or needy."""
         loop = asyncio.get_running_loop()
         wake = self._wakes.setdefault(handle, asyncio.Event())
-        while (remaining := max(last_poll + self._wait(handle), not_before) - loop.time()) > 0:
+        while (remaining := max(self._due(handle, last_poll), not_before) - loop.time()) > 0:
             wake.clear()
             try:
                 async with asyncio.timeout(remaining):
@@ -500,7 +504,8 @@ class TaskLifecycle:
             return
         handle._apply(state)
         if self.dialect.push_live(handle):
-            self._pushed.add(handle)  # its changes come by push: polls become a safety net
+            # Its changes come by push: polls become a safety net, counted from this news.
+            self._pushed[handle] = asyncio.get_running_loop().time()
         if state.status in TERMINAL or state.status == INPUT_REQUIRED:
             self.wake(handle)
 
@@ -509,7 +514,7 @@ class TaskLifecycle:
         and every poller looks again when its next poll is due (at its own interval)."""
         if not self._pushed:
             return
-        trusted, self._pushed = self._pushed, set()
+        trusted, self._pushed = self._pushed, {}
         for handle in trusted:
             self.wake(handle)
 
@@ -590,7 +595,7 @@ class TaskLifecycle:
                 self._ended.popitem(last=False)
         self.calls.discard(handle)
         self._wakes.pop(handle, None)
-        self._pushed.discard(handle)
+        self._pushed.pop(handle, None)
 
     async def cancel(self, handle: TaskHandle) -> None:
         """Ask the server to cancel the task (an ordinary call is withdrawn); the handle then ends."""

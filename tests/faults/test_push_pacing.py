@@ -1,7 +1,8 @@
 """Push-aware pacing: while the GET stream delivers a task's ``notifications/tasks/status``, the task
-is polled only as a safety net (every 10 intervals); when the stream drops, or falls silent while the
-task goes on changing, polling goes back to the task's own interval. The ``tasks/get`` the scripted
-server received are counted over phases of equal length: counts are compared, no time is judged."""
+is polled only as a safety net (10 intervals after the last news of it); when the stream drops, or
+falls silent while the task goes on changing, polling goes back to the task's own interval. The
+``tasks/get`` the scripted server received are counted over phases of equal length: counts are
+compared, no time is judged."""
 
 import asyncio
 from collections.abc import Callable
@@ -63,7 +64,7 @@ def pushed_change(brain: Brain, task_id: str, n: int) -> None:
 async def test_pushes_make_polls_a_safety_net_and_a_dropped_stream_brings_them_back():
     pushed, dropped = await pacing(pushed_change, lambda server: server.drop_streams())
     asked = PHASE_S * 1000 / INTERVAL_MS  # 30 polls at the task's own interval
-    # With pushes: about one poll per 10 intervals (3), a few more where a poll overtook a push.
+    # With pushes (one per interval): next to no polls, a few where a poll overtook a push.
     assert pushed <= asked / 4, (pushed, dropped)
     # The stream gone (and refused): polls at the task's own interval again.
     assert dropped >= 3 * max(pushed, 3), (pushed, dropped)
