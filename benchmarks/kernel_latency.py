@@ -30,13 +30,14 @@ core (pushes off); with pushes, at most 10% of the polls made without them.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Row, demo_server, emit, parser
+from _common import SERVER_PIDS, Row, cpu_seconds, demo_server, emit, parser
 from _kernel import BenchKernel, median_p99, running_kernel
 
 TARGET_RATIO = 1.5
@@ -86,20 +87,12 @@ await asyncio.wait_for(asyncio.gather(*(asyncio.shield(_h._future) for _h in _be
 """
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    import os
-
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _measure(kernel: BenchKernel, cells: int) -> tuple[float, float, float, float]:
     """(median s, p99 s, kernel CPU share, polls/s) over ``cells`` timed cells."""
-    cpu0, polls0, began = _cpu_seconds(kernel.pid), kernel.value("_polls[0]"), time.monotonic()
+    cpu0, polls0, began = cpu_seconds(kernel.pid), kernel.value("_polls[0]"), time.monotonic()
     median, p99 = median_p99(kernel.latencies(cells))
     took = time.monotonic() - began
-    cpu = (_cpu_seconds(kernel.pid) - cpu0) / took
+    cpu = (cpu_seconds(kernel.pid) - cpu0) / took
     polls = (kernel.value("_polls[0]") - polls0) / took
     return median, p99, cpu, polls
 
@@ -108,12 +101,14 @@ def _comm_msgs(kernel: BenchKernel, since: int) -> int:
     return sum(1 for m in kernel.iopub[since:] if m["msg_type"] == "comm_msg")
 
 
-def _polls_over(kernel: BenchKernel, seconds: float) -> tuple[float, float]:
-    """(polls/s, kernel CPU share) over the next ``seconds``."""
-    cpu0, polls0, began = _cpu_seconds(kernel.pid), kernel.value("_polls[0]"), time.monotonic()
+def _polls_over(kernel: BenchKernel, seconds: float, server: int) -> tuple[float, float, float]:
+    """(polls/s, kernel CPU share, server CPU share) over the next ``seconds``."""
+    cpu0, server0 = cpu_seconds(kernel.pid), cpu_seconds(server)
+    polls0, began = kernel.value("_polls[0]"), time.monotonic()
     time.sleep(seconds)
     took = time.monotonic() - began
-    return (kernel.value("_polls[0]") - polls0) / took, (_cpu_seconds(kernel.pid) - cpu0) / took
+    polls = (kernel.value("_polls[0]") - polls0) / took
+    return polls, (cpu_seconds(kernel.pid) - cpu0) / took, (cpu_seconds(server) - server0) / took
 
 
 def _stop(kernel: BenchKernel) -> None:
@@ -131,9 +126,9 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float) -> list[Row]:
     ):
         kernel.run(SETUP)
         kernel.latencies(min(20, cells))  # warm up
-        cpu0, began = _cpu_seconds(kernel.pid), time.monotonic()
+        cpu0, began = cpu_seconds(kernel.pid), time.monotonic()
         idle = kernel.latencies(cells // 2)
-        idle_cpu = (_cpu_seconds(kernel.pid) - cpu0) / (time.monotonic() - began)
+        idle_cpu = (cpu_seconds(kernel.pid) - cpu0) / (time.monotonic() - began)
 
         # Pushes off: polling alone.
         kernel.run(CONNECT.format(url=quiet_url))
@@ -141,7 +136,7 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float) -> list[Row]:
         kernel.run(START.format(n=tasks, seconds=steps * PUSH_STEP_S, steps=steps, show=0), timeout=900)
         time.sleep(2 * POLL_MS / 1000)
         t_median, t_p99, t_cpu, t_polls = _measure(kernel, cells)
-        quiet_polls, quiet_cpu = _polls_over(kernel, push_window)
+        quiet_polls, quiet_cpu, quiet_server = _polls_over(kernel, push_window, SERVER_PIDS[quiet_url])
         _stop(kernel)
         kernel.run(DISCONNECT)
 
@@ -150,7 +145,7 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float) -> list[Row]:
         kernel.run(START.format(n=tasks, seconds=steps * PUSH_STEP_S, steps=steps, show=0), timeout=900)
         time.sleep(2 * PUSH_STEP_S + 1)  # every task has had a push (and its poller trusts them)
         p_median, p_p99, _p_cpu, _ = _measure(kernel, cells)
-        pushed_polls, pushed_cpu = _polls_over(kernel, push_window)
+        pushed_polls, pushed_cpu, pushed_server = _polls_over(kernel, push_window, SERVER_PIDS[url])
         _stop(kernel)
 
         seconds = 600
@@ -170,9 +165,14 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float) -> list[Row]:
 
     ms = 1000
     idle_note = f"idle kernel: CPU {idle_cpu:.0%} of a core while timing cells"
-    t_note = f"{tasks} tasks, pushes off: kernel CPU {t_cpu:.0%} of a core, {t_polls:.0f} polls/s timing cells"
+    t_note = (
+        f"{tasks} tasks, pushes off: kernel CPU {t_cpu:.0%} of a core, {t_polls:.0f} polls/s timing cells; over "
+        f"{push_window:.0f} s without cells: kernel {quiet_cpu:.0%}, demo server {quiet_server:.0%} of a core, "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     p_note = (
-        f"{tasks} tasks, pushes on: kernel CPU {pushed_cpu:.0%} of a core, {pushed_polls:.1f} polls/s "
+        f"{tasks} tasks, pushes on: kernel CPU {pushed_cpu:.0%}, demo server {pushed_server:.0%} of a core, "
+        f"{pushed_polls:.1f} polls/s "
         f"over {push_window:.0f} s (pushes off: {quiet_polls:.0f} polls/s, CPU {quiet_cpu:.0%}); cells: median "
         f"{p_median * 1000:.1f} ms, p99 {p_p99 * 1000:.1f} ms"
     )

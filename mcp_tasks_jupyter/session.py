@@ -17,6 +17,7 @@ from typing import Any
 
 from . import __version__
 from .background import Background
+from .deadlines import Deadlines
 from .errors import (
     ConnectionFailed,
     HTTPStatusError,
@@ -132,6 +133,8 @@ class Session:
         self._reachable = asyncio.Event()
         self._reachable.set()
         self._renewal: asyncio.Task[None] | None = None
+        #: The timeouts of requests in flight, behind one timer (not one armed per request).
+        self._deadlines = Deadlines()
 
     @property
     def name(self) -> str:
@@ -231,6 +234,7 @@ class Session:
         for task in list(self._serving.values()):
             task.cancel()
         await self.background.aclose()
+        self._deadlines.close()
         self._reachable.set()
         self._fail_all(ConnectionFailed("the connection was closed", server=self.name))
         self.closed_error = self.closed_error or ConnectionFailed("the connection was closed", server=self.name)
@@ -477,14 +481,18 @@ class Session:
             if seconds is None:
                 await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
                 return await future
+            # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
+            deadline = self._deadlines.start(seconds)  # type: ignore[arg-type]
             try:
-                # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
-                async with asyncio.timeout(seconds):  # type: ignore[arg-type]
-                    await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
-                    return await future
-            except TimeoutError:
+                await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
+                return await future
+            except asyncio.CancelledError:
+                if not deadline.timed_out():
+                    raise
                 self._withdraw(msg_id, f"no answer within {seconds} s")
                 raise RequestTimeout(f"{method}: no answer within {seconds} s", server=self.name) from None
+            finally:
+                deadline.finish()
         except asyncio.CancelledError:
             # Cancelling this coroutine also cancels the future it awaits: only a real answer counts.
             if not future.done() or future.cancelled():
