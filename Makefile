@@ -32,8 +32,11 @@ demo: setup
 walkthrough: setup
 	$(BIN)/python -m mcp_tasks_jupyter.demo.walkthrough
 
+# The example notebooks are signed with this machine's key first, so they open trusted (their saved
+# outputs include HTML summaries), and JupyterLab opens at the quick start.
 lab: setup
 	$(BIN)/pip install -q -e '.[lab]'
+	$(BIN)/jupyter trust notebooks/*.ipynb >/dev/null
 	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
 
 # The gate, before every merge (CI runs it first): lint, format, types, then the unit band (no kernel,

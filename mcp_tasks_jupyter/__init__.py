@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from .batch import Batch
     from .client import Client, connect
     from .errors import (
         AuthenticationFailed,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         ServerExited,
         ServerUnreachable,
         SessionExpired,
+        SignInFailed,
         TaskCancelled,
         TaskError,
         TaskExpired,
@@ -35,10 +37,14 @@ if TYPE_CHECKING:
         ToolNotFound,
         UsageError,
     )
+    from .frames import to_dataframe
+    from .oauth import OAuth, TokenStore
     from .protocol.tasks import TaskState
     from .protocol.types import Tool
+    from .provenance import export, read_export
     from .results import ToolResult
     from .tasks import Progress, TaskHandle
+    from .waiting import as_completed, gather
 
 _ERRORS = (
     "AuthenticationFailed",
@@ -51,6 +57,7 @@ _ERRORS = (
     "ServerExited",
     "ServerUnreachable",
     "SessionExpired",
+    "SignInFailed",
     "TaskCancelled",
     "TaskError",
     "TaskExpired",
@@ -66,11 +73,19 @@ _LAZY = {
     **dict.fromkeys(_ERRORS, ".errors"),
     "Client": ".client",
     "connect": ".client",
+    "OAuth": ".oauth",
+    "TokenStore": ".oauth",
     "TaskState": ".protocol.tasks",
     "Tool": ".protocol.types",
     "ToolResult": ".results",
     "Progress": ".tasks",
     "TaskHandle": ".tasks",
+    "Batch": ".batch",
+    "gather": ".waiting",
+    "as_completed": ".waiting",
+    "export": ".provenance",
+    "read_export": ".provenance",
+    "to_dataframe": ".frames",
 }
 
 
@@ -106,17 +121,20 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 __all__ = [
     "AuthenticationFailed",
+    "Batch",
     "Client",
     "ConnectionFailed",
     "HTTPStatusError",
     "InvalidMessage",
     "MCPError",
+    "OAuth",
     "Progress",
     "ProtocolError",
     "RequestTimeout",
     "ServerExited",
     "ServerUnreachable",
     "SessionExpired",
+    "SignInFailed",
     "TaskCancelled",
     "TaskError",
     "TaskExpired",
@@ -125,9 +143,15 @@ __all__ = [
     "TaskLost",
     "TaskNotFound",
     "TaskState",
+    "TokenStore",
     "Tool",
     "ToolNotFound",
     "ToolResult",
     "UsageError",
+    "as_completed",
     "connect",
+    "export",
+    "gather",
+    "read_export",
+    "to_dataframe",
 ]

@@ -129,5 +129,5 @@ class Answerer:
 
 def _answered(handle: TaskHandle | None, message: str, source: str, answer: dict[str, Any]) -> dict[str, Any]:
     if handle is not None:
-        handle.question_answered(message, source, answer["action"])
+        handle.question_answered(message, source, answer["action"], answer.get("content"))
     return answer

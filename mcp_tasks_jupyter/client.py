@@ -3,33 +3,41 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Generator, Sequence
+import warnings
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .answering import Answerer
+from .batch import DEFAULT_LIMIT, Batch
 from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
 from .dialects.base import TaskDialect
 from .errors import ConnectionFailed, ToolNotFound, UsageError
 from .handshake import PROBE_TIMEOUT_S, check_version, handshake
 from .index import ServerIdentity, TaskIndex, notebook_path
 from .lifecycle import TaskLifecycle
+from .oauth import OAuth, OAuthSignIn
 from .protocol import headers as wire_headers
 from .protocol.bounds import MAX_LIST_PAGES
 from .protocol.tasks import TaskState
 from .protocol.types import Implementation, ListToolsResult, Tool
-from .redact import scrub, scrub_data
+from .redact import safe_url, scrub, scrub_data
 from .results import ToolResult
 from .session import RECONNECT_FOR_S, Session
 from .tasks import TaskHandle
+from .tool_arguments import takes_other_names, unknown_names, unknown_names_text
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
+from .transport.auth import AuthHook
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 DEFAULT_CALL_TIMEOUT_S = 600.0
+#: How much of the server's reported name and version the task index keeps.
+MAX_SOFTWARE_CHARS = 200
 
 
 class Client:
@@ -51,6 +59,8 @@ class Client:
         self.instructions = session.instructions
         self._tools: dict[str, Tool] | None = None
         self._closed = False
+        #: The batches of ``map`` with tasks still to end (strong references: queued tasks are owned).
+        self._batches: set[Batch] = set()
         #: The URL or command as shown (never header or env values): the server's identity in the index.
         self.target: str = session.transport.label
         #: Who answers the server's questions; what happens to each task.
@@ -151,7 +161,13 @@ class Client:
     def identity(self) -> ServerIdentity:
         """Which server this is, for the task index (what may be shown: no header or env values)."""
         return ServerIdentity(
-            self.name, self.target, self.transport.kind, self.protocol_version, self.dialect.name
+            self.name,
+            self.target,
+            self.transport.kind,
+            self.protocol_version,
+            self.dialect.name,
+            scrub(self.server_info.name[:MAX_SOFTWARE_CHARS]),
+            scrub(self.server_info.version[:MAX_SOFTWARE_CHARS]),
         )
 
     # -- tools ---------------------------------------------------------------------------------
@@ -187,6 +203,7 @@ class Client:
                             continue
                         if spec:
                             headers[tool.name] = spec
+                    self.dialect.tool_listed(tool)
                     tools[tool.name] = tool
                 cursor = page.next_cursor
                 if not cursor or cursor in seen:
@@ -196,6 +213,12 @@ class Client:
             if check:
                 self.session.param_headers = headers
         return list(self._tools.values())
+
+    @property
+    def cached_tools(self) -> list[Tool] | None:
+        """The tools of the last ``tools/list`` answer, without asking the server (None before the
+        first ``list_tools``)."""
+        return None if self._tools is None else list(self._tools.values())
 
     async def tool(self, name: str) -> Tool:
         """The named tool, or ToolNotFound listing what the server has."""
@@ -209,6 +232,14 @@ class Client:
         return tool
 
     def _check_arguments(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        # A name the schema does not know is refused before sending (a typo would be ignored by
+        # many servers), or warned about when the schema says it takes other names.
+        unknown = unknown_names(tool.input_schema, arguments)
+        if unknown:
+            text = unknown_names_text(tool.name, tool.input_schema, unknown)
+            if not takes_other_names(tool.input_schema):
+                raise UsageError(text, server=self.name)
+            warnings.warn(f"{self.name}: {text} (sent anyway: the tool takes other names too)", stacklevel=3)
         missing = [a for a in tool.required_arguments if a not in arguments]
         if missing:
             raise UsageError(
@@ -253,6 +284,55 @@ class Client:
         spec = await self.tool(tool)
         self._check_arguments(spec, args)
         return await self.lifecycle.start(spec, args, ttl=ttl, answers=answers)
+
+    async def map(
+        self,
+        tool: str,
+        arguments_list: Iterable[Mapping[str, Any]],
+        *,
+        limit: int = DEFAULT_LIMIT,
+        answers: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+        ttl: int | None = None,
+        cache: bool = False,
+    ) -> Batch:
+        """Start ``tool`` once per argument mapping, at most ``limit`` tasks running at once, and
+        return the :class:`~mcp_tasks_jupyter.batch.Batch` of their handles at once, in order.
+
+        The first ``limit`` tasks are sent straight away; the others are ``queued`` and each is sent
+        as soon as another task of the batch ends. ``answers`` (one mapping for every task, or a list
+        with one per task), ``ttl`` and ``cache`` are as in :meth:`start_task`; a cached result takes
+        no slot. The tool and every mapping's required arguments are checked before anything is sent.
+        A queued task can be cancelled (it is then never sent); closing the client ends it ``lost``.
+        """
+        self._check_open()
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise UsageError(f"map: limit must be a whole number >= 1, not {limit!r}", server=self.name)
+        if isinstance(arguments_list, (str, bytes, Mapping)):
+            raise UsageError(
+                f"map: arguments_list must be a list of argument mappings, not one "
+                f"{type(arguments_list).__name__}",
+                server=self.name,
+            )
+        items: list[dict[str, Any]] = []
+        for place, arguments in enumerate(arguments_list):
+            if not isinstance(arguments, Mapping):
+                raise UsageError(
+                    f"map {tool!r}: item {place} must be a mapping of arguments, not {type(arguments).__name__}",
+                    server=self.name,
+                )
+            items.append(dict(arguments))
+        presets = _presets(answers, len(items), self.name)
+        spec = await self.tool(tool)
+        for place, args in enumerate(items):
+            try:
+                self._check_arguments(spec, args)
+            except UsageError as exc:
+                raise UsageError(f"map item {place}: {exc.detail}", server=self.name) from None
+        cached = (lambda args: self.lifecycle.cached(tool, args, self.target)) if cache else None
+        batch = Batch(self.lifecycle, spec, items, limit=limit, ttl=ttl, answers=presets, cached=cached)
+        self._batches.add(batch)
+        batch.on_end(self._batches.discard)
+        return batch
 
     def resume(self, *, notebook: str | None = None) -> list[TaskHandle]:
         """Attach again to this notebook's unfinished tasks on this server, as the task index has them.
@@ -351,6 +431,8 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        for batch in list(self._batches):
+            await batch.aclose("the client was closed")
         await self.lifecycle.aclose()
         await self.session.close()
 
@@ -361,20 +443,63 @@ class Client:
         await self.aclose()
 
 
+def _presets(
+    answers: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None, count: int, server: str
+) -> list[dict[str, Any] | None]:
+    """``map``'s answers as one entry per task: the same mapping for all, or one per task."""
+    if answers is None or isinstance(answers, Mapping):
+        return [dict(answers) if answers else None] * count
+    given: Any = answers  # what callers pass is not always what the annotation says
+    if (
+        not isinstance(given, (list, tuple))
+        or len(given) != count
+        or not all(a is None or isinstance(a, Mapping) for a in given)
+    ):
+        raise UsageError(
+            f"map: answers must be one mapping for every task or a list of {count} (one per task)", server=server
+        )
+    return [dict(a) if a else None for a in given]
+
+
 def _transport_for(
-    target: str | Sequence[str], headers: dict[str, str] | None, env: dict[str, str] | None
+    target: str | Sequence[str],
+    headers: dict[str, str] | None,
+    env: dict[str, str] | None,
+    auth: OAuth | AuthHook | None = None,
+    name: str | None = None,
 ) -> Transport:
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         if env:
             raise UsageError("env= applies to stdio servers; this target is a URL")
-        return StreamableHTTPTransport(target, headers=headers)
+        hook = OAuthSignIn(auth, target, name or safe_url(target)) if isinstance(auth, OAuth) else auth
+        return StreamableHTTPTransport(target, headers=headers, auth=hook)
     if headers:
         raise UsageError("headers= apply to HTTP servers; this target is a command")
+    if auth is not None:
+        raise UsageError("auth= applies to HTTP servers; this target is a command")
     if not isinstance(target, (str, list, tuple)):
         raise UsageError(
             f"target must be a URL, a command string or a list of argv strings, not {type(target).__name__}"
         )
     return StdioTransport(target, env=env)
+
+
+@contextlib.contextmanager
+def _paused_while_signing_in(auth: AuthHook | None, deadline: asyncio.Timeout, seconds: float) -> Iterator[None]:
+    """The handshake's timeout does not run while a person signs in (OAuth): it starts again after."""
+    if not isinstance(auth, OAuthSignIn):
+        yield
+        return
+
+    def waiting(person: bool) -> None:
+        if not deadline.expired():
+            deadline.reschedule(None if person else asyncio.get_running_loop().time() + seconds)
+
+    auth.waiting.append(waiting)
+    try:
+        yield
+    finally:
+        auth.waiting.remove(waiting)
 
 
 def _client_capabilities(sampling: bool) -> dict[str, Any]:
@@ -399,10 +524,11 @@ async def open_client(
     protocol_version: str | None = None,
     index: TaskIndex | str | os.PathLike[str] | None = None,
     reconnect_for: float = RECONNECT_FOR_S,
+    auth: OAuth | AuthHook | None = None,
 ) -> Client:
     check_dialect(dialect)
     check_version(protocol_version)
-    transport = _transport_for(target, headers, env)
+    transport = _transport_for(target, headers, env, auth, name)
     if not reconnect_for >= 0:
         raise UsageError(f"reconnect_for must be a number of seconds >= 0, not {reconnect_for!r}")
     session = Session(transport, name=name, capabilities=_client_capabilities(sampling_handler is not None))
@@ -411,10 +537,11 @@ async def open_client(
     stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
     try:
         await session.start()
-        async with asyncio.timeout(timeout):
-            await handshake(
-                session, protocol_version, stateless=stateless, probe_timeout=min(PROBE_TIMEOUT_S, timeout)
-            )
+        async with asyncio.timeout(timeout) as deadline:
+            with _paused_while_signing_in(transport.auth, deadline, timeout):
+                await handshake(
+                    session, protocol_version, stateless=stateless, probe_timeout=min(PROBE_TIMEOUT_S, timeout)
+                )
         if name is None and session.server_info is not None:
             session.name = scrub(f"{session.server_info.name} at {transport.label}")
         chosen = select_dialect(dialect, session)
@@ -465,6 +592,7 @@ def connect(
     protocol_version: str | None = None,
     index: TaskIndex | str | os.PathLike[str] | None = None,
     reconnect_for: float = RECONNECT_FOR_S,
+    auth: OAuth | AuthHook | None = None,
 ) -> Connecting:
     """Connect to an MCP server.
 
@@ -482,6 +610,9 @@ def connect(
     gives every connection the default one.
     ``reconnect_for``: how long (seconds) an HTTP server that went away is reconnected, with backoff,
     before its unfinished tasks end ``lost``; a server that ended the session (HTTP 404) gets a new one.
+    ``auth``: ``mtj.OAuth(...)`` signs in with OAuth when the server asks for it (the MCP authorization
+    flow: a sign-in link for a person, tokens kept in the token store and refreshed); or any object
+    with the ``transport.auth.AuthHook`` interface.
     """
     return Connecting(
         target,
@@ -495,4 +626,5 @@ def connect(
         protocol_version=protocol_version,
         index=index,
         reconnect_for=reconnect_for,
+        auth=auth,
     )

@@ -6,6 +6,7 @@
     │   ├── ServerUnreachable     an HTTP server cannot be reached now (refused, reset): reconnected
     │   ├── HTTPStatusError       an HTTP answer with a 4xx/5xx status
     │   │   └── AuthenticationFailed  401/403: credentials refused (never retried; challenge kept)
+    │   ├── SignInFailed          OAuth sign-in could not be done (metadata, registration, refused, timed out)
     │   └── SessionExpired        the server no longer knows our HTTP session
     ├── ProtocolError             a JSON-RPC error answer (code, message, data)
     │   └── InvalidMessage        the server sent something that is not valid JSON-RPC / MCP (or too much)
@@ -99,6 +100,12 @@ class AuthenticationFailed(HTTPStatusError):
         self.challenge = bearer_challenge(self.challenges)
         self.header_names = tuple(header_names)
         super().__init__(message, server=server, status_code=status_code, body=body)
+
+
+class SignInFailed(ConnectionFailed):
+    """Signing in to a server with OAuth failed: its metadata is wrong or insecure (a resource or
+    issuer that does not match), registration or the token request was refused, the person declined,
+    or nobody signed in in time. Not transient: the message says what went wrong and what to do."""
 
 
 class SessionExpired(ConnectionFailed):

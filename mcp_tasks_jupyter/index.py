@@ -1,9 +1,11 @@
 """The task index: a small local SQLite record of every task a client started (pure stdlib).
 
 One row per task: the server's identity (connection name, URL or command as shown, protocol,
-dialect — never header or env values), the tool, its arguments (values of secret-looking keys
-redacted), the task id, the notebook (``JPY_SESSION_NAME``) when known, the ``-o`` variable, the
-created time and ttl, the last status and message, and the raw result once fetched.
+dialect, the software and version it reported — never header or env values), the tool, its arguments
+(values of secret-looking keys redacted), the task id, the notebook (``JPY_SESSION_NAME``) when known,
+the ``-o`` variable, the created time and ttl, when this client started and saw it finish, the last
+status and message, the error it ended with, every question the server asked and how it was answered
+(secret-looking values redacted), and the raw result once fetched. ``provenance.py`` exports it.
 
 It lets a notebook resume its unfinished tasks after a kernel restart (``client.resume()``) and
 reuse the result of an identical earlier call (``start_task(..., cache=True)``).
@@ -51,7 +53,7 @@ import secrets
 import sqlite3
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -69,13 +71,16 @@ log = logging.getLogger(__name__)
 REDACTED = "<redacted>"
 #: Argument keys whose values are never written (any part of the key, any case).
 SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credential", re.IGNORECASE)
+#: How much of a tool error's text the record keeps as its ``error``.
+MAX_ERROR_CHARS = 2000
 #: Statuses after which a task never changes.
 FINISHED = tuple(sorted(FINISHED_STATUSES))
 #: Columns an update leaves as they are when given None.
-_KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result")
+_KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result", "finished_at", "questions", "error")
 _COLUMNS = (
     "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
-    "status_message, result"
+    "status_message, result, transport, protocol, dialect, server_software, server_version, started_at, "
+    "finished_at, questions, error, recorded_at, updated_at"
 )
 
 
@@ -88,11 +93,17 @@ class ServerIdentity:
     transport: str | None = None
     protocol: str | None = None
     dialect: str | None = None
+    #: The server's own name and version (``serverInfo``), as it reported them.
+    software: str | None = None
+    version: str | None = None
 
 
 @dataclass(frozen=True)
 class TaskRecord:
-    """One row of the index."""
+    """One row of the index. Times: ``created_at`` is the server's (ISO 8601); ``started_at``,
+    ``finished_at``, ``recorded_at`` and ``updated_at`` this client's (epoch seconds). ``questions``:
+    one mapping per question asked (``question``, ``source``: answers / handler / person / no handler,
+    ``action``, ``content``: the values given, secret-looking ones redacted)."""
 
     id: int
     server_name: str
@@ -107,6 +118,17 @@ class TaskRecord:
     status: str
     status_message: str | None
     result: dict[str, Any] | None
+    transport: str | None = None
+    protocol: str | None = None
+    dialect: str | None = None
+    server_software: str | None = None
+    server_version: str | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    recorded_at: float | None = None
+    updated_at: float | None = None
 
 
 def default_path() -> Path:
@@ -196,24 +218,7 @@ class TaskIndex:
 
     def _query(self, db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
         rows = db.execute(f"SELECT {_COLUMNS} FROM tasks {sql}", params).fetchall()
-        return [
-            TaskRecord(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                json.loads(r[4]),
-                r[5],
-                r[6],
-                r[7],
-                r[8],
-                r[9],
-                r[10],
-                r[11],
-                json.loads(r[12]) if r[12] else None,
-            )
-            for r in rows
-        ]
+        return [_record(r) for r in rows]
 
     def _rows(self, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
         self._writes.flush_unless_due()
@@ -238,6 +243,7 @@ class TaskIndex:
         ttl_ms: int | None = None,
         notebook: str | None = None,
         out_var: str | None = None,
+        started_at: float | None = None,
     ) -> int | None:
         """Record a new task; its row id (also while the insert waits for a busy database), or None when
         it cannot be recorded (logged)."""
@@ -255,6 +261,8 @@ class TaskIndex:
             "transport": server.transport,
             "protocol": server.protocol,
             "dialect": server.dialect,
+            "server_software": server.software,
+            "server_version": server.version,
             "tool": tool,
             "arguments": canonical_json(redact_arguments(arguments or {})),
             "args_key": key,
@@ -268,6 +276,7 @@ class TaskIndex:
             "result": None,
             "recorded_at": now,
             "updated_at": now,
+            "started_at": started_at if started_at is not None else now,
         }
         return row if self._writes.submit(row, insert=values) else None
 
@@ -281,9 +290,13 @@ class TaskIndex:
         created_at: str | None = None,
         ttl_ms: int | None = None,
         result: dict[str, Any] | None = None,
+        finished_at: float | None = None,
+        questions: list[dict[str, Any]] | None = None,
+        error: str | None = None,
     ) -> None:
-        """The task's latest state (and its raw result once fetched); None leaves the id, times and
-        result as they are. Never waits long on a running loop (see the module docstring)."""
+        """The task's latest state (and its raw result once fetched, its finish time, its questions, its
+        error); None leaves the id, times, result, questions and error as they are. The questions' values
+        of secret-looking keys are redacted. Never waits long on a running loop (see the module docstring)."""
         self._writes.submit(
             row,
             sets={
@@ -293,6 +306,9 @@ class TaskIndex:
                 "created_at": created_at,
                 "ttl_ms": ttl_ms,
                 "result": canonical_json(result) if result is not None else None,
+                "finished_at": finished_at,
+                "questions": canonical_json(redact_arguments(questions)) if questions else None,
+                "error": error,
                 "updated_at": time.time(),
             },
             keep=_KEPT_WHEN_NONE,
@@ -341,12 +357,13 @@ class TaskIndex:
         )
         return rows[0] if rows else None
 
-    def clear(self, target: str | None = None) -> list[TaskRecord]:
-        """Remove the finished records (of ``target``); the records removed (none when the database
-        stayed busy: logged)."""
+    def clear(self, target: str | None = None, *, finished_only: bool = True) -> list[TaskRecord]:
+        """Remove the finished records (every record with ``finished_only=False``) of ``target`` (None:
+        of every server); the records removed (none when the database stayed busy: logged)."""
         marks = ",".join("?" * len(FINISHED))
-        where = f"WHERE status IN ({marks})" + (" AND target = ?" if target is not None else "")
-        params = (*FINISHED, *((target,) if target is not None else ()))
+        conditions = ([f"status IN ({marks})"] if finished_only else []) + (["target = ?"] if target else [])
+        where = "WHERE " + " AND ".join(conditions) if conditions else ""
+        params = (*(FINISHED if finished_only else ()), *((target,) if target else ()))
         self._writes.flush_unless_due()
         try:
             db = self._database.connection(read_timeout_ms())
@@ -357,6 +374,36 @@ class TaskIndex:
             log.warning("the task index %s could not be cleared: %s", self.path, exc)
             return []
         return gone
+
+
+def _record(r: tuple[Any, ...]) -> TaskRecord:
+    """A row of ``SELECT {_COLUMNS}`` as a record."""
+    return TaskRecord(
+        id=r[0],
+        server_name=r[1],
+        target=r[2],
+        tool=r[3],
+        arguments=json.loads(r[4]),
+        task_id=r[5],
+        notebook=r[6],
+        out_var=r[7],
+        created_at=r[8],
+        ttl_ms=r[9],
+        status=r[10],
+        status_message=r[11],
+        result=json.loads(r[12]) if r[12] else None,
+        transport=r[13],
+        protocol=r[14],
+        dialect=r[15],
+        server_software=r[16],
+        server_version=r[17],
+        started_at=r[18],
+        finished_at=r[19],
+        questions=json.loads(r[20]) if r[20] else [],
+        error=r[21],
+        recorded_at=r[22],
+        updated_at=r[23],
+    )
 
 
 def _close(writes: WriteQueue, database: IndexDatabase) -> None:
@@ -381,22 +428,29 @@ class Recorder:
 
     def __call__(self, handle: TaskHandle) -> None:
         done = handle.done()
-        state = (handle.task_id, handle.status, handle.status_message, handle.ttl_ms, done)
+        asked = len(handle.questions)
+        state = (handle.task_id, handle.status, handle.status_message, handle.ttl_ms, done, asked)
         if state == self._last:
             return
         self._last = state
-        status, message, result = handle.status, handle.status_message, None
+        status, message, result, failure, finished = handle.status, handle.status_message, None, None, None
         if done:
             error = handle.exception()
+            finished = handle.finished
             if error is None:
-                result = handle.result().raw
+                outcome = handle.result()
+                result = outcome.raw
+                if outcome.is_error:
+                    failure = f"tool error: {outcome.text[:MAX_ERROR_CHARS]}".rstrip(": ")
             elif _connection_lost(error) and handle.task_id is not None:
                 # Only this side let go (a closed or broken connection, a kernel exit): the task
                 # may still run there, so the record stays unfinished for ``resume`` to ask.
                 status = self._server_status
                 message = f"this client lost the connection ({error.detail}); resume to ask the server"
+                finished = None
             else:
                 status, message = ended_status(handle, error)
+                failure = f"{type(error).__name__}: {message or ''}".rstrip(": ")
         else:
             self._server_status = status
         self.index.update(
@@ -407,6 +461,9 @@ class Recorder:
             created_at=handle.created_at,
             ttl_ms=handle.ttl_ms,
             result=result,
+            finished_at=finished,
+            questions=list(handle.questions) if asked else None,
+            error=failure,
         )
 
 

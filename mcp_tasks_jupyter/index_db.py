@@ -12,8 +12,20 @@ from . import index_journal
 log = logging.getLogger(__name__)
 
 #: 1: the first schema. 2: ``args_key`` is an HMAC under the installation key (index_key.py); the plain
-#: SHA-256 digests of version 1 are blanked, so those rows no longer match the cache.
-SCHEMA_VERSION = 2
+#: SHA-256 digests of version 1 are blanked, so those rows no longer match the cache. 3: provenance
+#: (the server's software and version, start and finish times, the questions and their answers, the
+#: error): added as empty columns to older rows.
+SCHEMA_VERSION = 3
+
+#: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
+ADDED_IN_3 = (
+    ("server_software", "TEXT"),
+    ("server_version", "TEXT"),
+    ("started_at", "REAL"),
+    ("finished_at", "REAL"),
+    ("questions", "TEXT"),
+    ("error", "TEXT"),
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -35,7 +47,13 @@ CREATE TABLE IF NOT EXISTS tasks (
     status_message TEXT,
     result TEXT,
     recorded_at REAL NOT NULL,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    server_software TEXT,
+    server_version TEXT,
+    started_at REAL,
+    finished_at REAL,
+    questions TEXT,
+    error TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);
 CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);
@@ -136,6 +154,10 @@ def migrate(db: sqlite3.Connection) -> None:
                     db.execute(statement)
             if version < 2:
                 db.execute("UPDATE tasks SET args_key = '' WHERE args_key != ''")
+            present = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
+            for column, kind in ADDED_IN_3:
+                if column not in present:
+                    db.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     finally:
         db.execute("PRAGMA secure_delete = OFF")

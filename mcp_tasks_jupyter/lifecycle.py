@@ -26,6 +26,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -46,11 +47,12 @@ from .errors import (
 )
 from .index import Recorder, ServerIdentity, TaskIndex, notebook_path
 from .protocol import modern
-from .protocol.tasks import INPUT_REQUIRED, TERMINAL, TaskState
+from .protocol.tasks import INPUT_REQUIRED, TERMINAL, WORKING, TaskState
 from .protocol.types import Tool
 from .redact import scrub_data
 from .results import ToolResult
 from .session import HandlerError, Session
+from .status import QUEUED
 from .tasks import HandleControls, TaskHandle
 
 if TYPE_CHECKING:
@@ -119,7 +121,13 @@ class TaskLifecycle:
         return self.session.name
 
     def _new_handle(
-        self, tool: str | None, arguments: dict[str, Any] | None, *, runs_as_task: bool, token: str | None = None
+        self,
+        tool: str | None,
+        arguments: dict[str, Any] | None,
+        *,
+        runs_as_task: bool,
+        controls: HandleControls | None = None,
+        token: str | None = None,
     ) -> TaskHandle:
         handle = TaskHandle(
             self.server,
@@ -127,7 +135,7 @@ class TaskLifecycle:
             arguments,
             runs_as_task=runs_as_task,
             progress_token=token or new_progress_token(),
-            controls=self._controls,
+            controls=controls or self._controls,
             generation=self.session.generation,
         )
         self._made.add(handle)
@@ -143,15 +151,43 @@ class TaskLifecycle:
 
     # == 1. start =====================================================================================
 
-    async def start(
-        self, spec: Tool, args: dict[str, Any], *, ttl: int | None, answers: dict[str, Any] | None
+    def queued(
+        self, spec: Tool, args: dict[str, Any], *, cancel: Callable[[TaskHandle], Awaitable[None]]
     ) -> TaskHandle:
-        """Start ``spec`` with ``args``; the handle returns as soon as the server accepted the task."""
-        token = new_progress_token()
+        """A handle for a call not sent yet (``client.map`` keeps it waiting for a free slot): status
+        ``queued`` until ``start(..., handle=it)`` sends it; ``cancel`` is what its ``cancel()`` does."""
+        as_task = self.dialect.runs_as_task(spec) and not self.dialect.server_decides
+        controls = HandleControls(cancel, self._controls.reconnecting)
+        handle = self._new_handle(spec.name, args, runs_as_task=as_task, controls=controls)
+        handle.status = QUEUED
+        return handle
+
+    def sending(self, handle: TaskHandle) -> None:
+        """A queued handle is about to be sent: from now on it is ``working`` (its clock starts)."""
+        if handle.status == QUEUED and not handle.done():
+            handle.status, handle.started, handle.generation = WORKING, time.time(), self.session.generation
+            handle._changed()
+
+    async def start(
+        self,
+        spec: Tool,
+        args: dict[str, Any],
+        *,
+        ttl: int | None,
+        answers: dict[str, Any] | None,
+        handle: TaskHandle | None = None,
+    ) -> TaskHandle:
+        """Start ``spec`` with ``args``; the handle returns as soon as the server accepted the task.
+        ``handle``: a queued one (``queued``) that this start sends, instead of a new one."""
         as_task = self.dialect.runs_as_task(spec)
         decides = as_task and self.dialect.server_decides
         # Where the server decides, the handle is an ordinary call until the answer says "task".
-        handle = self._new_handle(spec.name, args, runs_as_task=as_task and not decides, token=token)
+        if handle is None:
+            handle = self._new_handle(spec.name, args, runs_as_task=as_task and not decides)
+        else:
+            self.sending(handle)
+            handle.runs_as_task = as_task and not decides
+        token = handle.progress_token
         handle.answers = dict(answers) if answers else None
         self.session.add_progress_listener(token, handle._on_progress)
         if not as_task:
@@ -323,6 +359,7 @@ class TaskLifecycle:
             return None
         handle = self._new_handle(tool, args, runs_as_task=False)
         handle.cached = True
+        handle.cached_from = record.id
         handle.created_at = record.created_at
         handle.status_message = "cached result of an earlier identical call"
         handle._settle(result)
@@ -368,6 +405,7 @@ class TaskLifecycle:
             created_at=handle.created_at,
             ttl_ms=handle.ttl_ms,
             notebook=notebook_path(),
+            started_at=handle.started,
         )
         if row is None:
             return

@@ -31,7 +31,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import MCPError, TaskError, TaskFailed
+from .markdown import markdown_tree, tree_html
 from .protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+from .status import in_words, shown_status
 
 if TYPE_CHECKING:
     from .results import ToolResult
@@ -69,6 +71,8 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "submitted": ("#54aeff", "#0b1f33"),
     "input_required": ("#d4a72c", "#1f1600"),
     "completed": ("#1a7f37", "#ffffff"),
+    "error": ("#cf222e", "#ffffff"),
+    "declined": ("#cf222e", "#ffffff"),
     "failed": ("#cf222e", "#ffffff"),
     "cancelled": ("#6e7781", "#ffffff"),
     "expired": ("#8250df", "#ffffff"),
@@ -87,8 +91,9 @@ _short_repr.maxstring, _short_repr.maxother = 60, 60
 
 
 def task_text(handle: TaskHandle) -> str:
-    """``<TaskHandle research on demo: completed>``: stable, one line (no id, no times)."""
-    return f"<TaskHandle {_label(handle)}: {_plain(handle.status)}>"
+    """``<TaskHandle research on demo: completed>``: stable, one line (no id, no times). The status is
+    the one views show (``error`` for a tool error, see ``status.shown_status``)."""
+    return f"<TaskHandle {_label(handle)}: {_plain(shown_status(handle))}>"
 
 
 def result_text(result: ToolResult) -> str:
@@ -127,14 +132,22 @@ def summary_line(handle: TaskHandle, *, timing: bool = True) -> str:
 
 
 def status_label(handle: TaskHandle) -> str:
-    """The status, marked when a dialect reports a tool error as ``completed`` (ext does)."""
-    if handle.status == "completed" and handle.done() and handle.exception() is None and handle.result().is_error:
-        return "completed with a tool error"
+    """The status in words (``needs input``, ``tool error`` for a result with ``isError`` whatever
+    status the server gave it, ``declined``), marked when cached or reconnecting."""
+    words = in_words(shown_status(handle))
     if getattr(handle, "cached", False):
-        return f"{handle.status} (cached)"
+        return f"{words} (cached)"
     if handle.reconnecting:
-        return f"{handle.status}, reconnecting…"
-    return handle.status
+        return f"{words}, reconnecting…"
+    return words
+
+
+def tool_error_text(handle: TaskHandle) -> str | None:
+    """The first line of a finished task's result when it is a tool error (``isError``), else None."""
+    if not handle.done() or handle.exception() is not None or not handle.result().is_error:
+        return None
+    text, _ = _text_head(handle.result().content, _HEADLINE_CHARS)
+    return _first_line(text) or "the tool reported an error"
 
 
 #: What a task's views say in place of its status message while its server is being reconnected.
@@ -250,6 +263,10 @@ def _structured(value: Any, room: _Room) -> dict[str, Any] | None:
         return None
     if _is_flat_table(value):
         return _table(value, room)
+    records = _records_in_object(value)
+    if records is not None:
+        key, fields = records
+        return _table(value[key], room, caption=key, fields=fields)
     room.take(_TREE_FRAME_COST)
     return {"kind": "tree", "node": _tree(value, 0, room, None) or _cut_node(value)}
 
@@ -277,7 +294,13 @@ def _block_preview(block: Any, room: int, capacity: int) -> dict[str, Any] | Non
         text = _fit(block.text[:PREVIEW_TEXT_CHARS], room - _TEXT_BLOCK_COST)
         if not text and block.text:
             return None
-        return {"kind": "text", "text": text, "cut": len(block.text) - len(text)}
+        plain = {"kind": "text", "text": text, "cut": len(block.text) - len(text)}
+        tree = markdown_tree(text)
+        if tree is None:
+            return plain
+        rendered = {"kind": "markdown", "text": text, "tree": tree, "cut": plain["cut"]}
+        # Markup costs room: markdown that does not fit is shown as the text it is.
+        return rendered if _block_cost(rendered, "") <= room else plain
     if isinstance(block, ImageContent):
         return _image(block.mime_type, block.data, room, capacity)
     if isinstance(block, AudioContent):
@@ -339,9 +362,36 @@ def _more_blocks_text(content: list[Any], shown: int) -> str:
     return f"… {n:,} more block{'s' if n != 1 else ''} not shown: {', '.join(kinds)}"
 
 
-def _table(rows: list[dict[str, Any]], room: _Room) -> dict[str, Any]:
+def _records_in_object(value: Any) -> tuple[Any, dict[Any, Any]] | None:
+    """``(key, other entries)`` when ``value`` is an object with one list of flat records under
+    ``key`` and scalars under every other key (at most :data:`TREE_ITEMS` of them), else None."""
+    if not isinstance(value, dict) or len(value) > TREE_ITEMS + 1:
+        return None
+    tables = [k for k, v in value.items() if isinstance(v, list)]
+    if len(tables) != 1 or not _is_flat_table(value[tables[0]]):
+        return None
+    fields = {k: v for k, v in value.items() if k != tables[0]}
+    if any(isinstance(v, (dict, list)) for v in fields.values()):
+        return None
+    return tables[0], fields
+
+
+def _table(
+    rows: list[dict[str, Any]], room: _Room, *, caption: Any = None, fields: dict[Any, Any] | None = None
+) -> dict[str, Any]:
     """A table of the first rows and columns that fit ``room`` (the columns of the first
-    :data:`TABLE_ROWS` rows: no other row can be shown)."""
+    :data:`TABLE_ROWS` rows: no other row can be shown). ``caption`` names the key the rows were
+    under; ``fields`` are the scalars beside them (``[[key, text]]``, shown above the table)."""
+    shown_caption = None
+    shown_fields: list[list[str]] = []
+    if caption is not None:
+        shown_caption = _fit(str(caption)[:TREE_STRING], room.left // 4)
+        room.take(_CAPTION_COST + _text_len(shown_caption))
+        for key, field in (fields or {}).items():
+            pair = [_fit(str(key)[:TREE_STRING], room.left // 8), _cell(field)]
+            if not room.take(_FIELD_COST + _text_len(pair[0]) + _text_len(pair[1])):
+                break
+            shown_fields.append(pair)
     names: dict[Any, None] = {}
     for row in itertools.islice(rows, TABLE_ROWS):
         for name in row:
@@ -367,6 +417,8 @@ def _table(rows: list[dict[str, Any]], room: _Room) -> dict[str, Any]:
         "rows": shown,
         "more_rows": len(rows) - len(shown),
         "more_columns": len(names) - len(columns),
+        "caption": shown_caption,
+        "fields": shown_fields,
     }
 
 
@@ -419,24 +471,27 @@ def _key_label(key: Any, room: int) -> str:
 
 # -- HTML --------------------------------------------------------------------------------------
 
+# JupyterLab's theme variables where there are some (the light theme's colours elsewhere): a summary
+# shown in a dark JupyterLab (an untrusted notebook) has no white boxes.
 _BOX = (
-    "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.4;"
-    "border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;margin:2px 0;max-width:100%"
+    "font-family:var(--jp-ui-font-family,system-ui,-apple-system,'Segoe UI',sans-serif);font-size:13px;"
+    "line-height:1.4;border:1px solid var(--jp-border-color1,#d0d7de);border-radius:6px;padding:6px 10px;"
+    "margin:2px 0;max-width:100%"
 )
 _PRE = (
-    "white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:4px 6px;background:#f6f8fa;"
-    "border-radius:4px;max-height:24em;overflow:auto;font-size:12px"
+    "white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:4px 6px;"
+    "background:var(--jp-layout-color2,#f6f8fa);border-radius:4px;max-height:24em;overflow:auto;font-size:12px"
 )
-_MUTED = "color:#57606a"
-_CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
+_MUTED = "color:var(--jp-ui-font-color2,#57606a)"
+_CELL = "border:1px solid var(--jp-border-color1,#d0d7de);padding:2px 6px;text-align:left;vertical-align:top"
 
 
 def status_badge_html(status: str) -> str:
-    """A coloured pill with the status name."""
+    """A coloured pill with the status in words (``needs input``, ``tool error``)."""
     bg, fg = STATUS_COLOURS.get(status, STATUS_COLOURS["unknown"])
     return (
         f'<span class="mtj-badge" style="background:{bg};color:{fg};border-radius:10px;'
-        f'padding:1px 8px;font-size:12px;font-weight:600">{_esc(status)}</span>'
+        f'padding:1px 8px;font-size:12px;font-weight:600">{_esc(in_words(status))}</span>'
     )
 
 
@@ -444,7 +499,7 @@ def task_html(handle: TaskHandle) -> str:
     """A self-contained box: status badge, tool and server, duration, status message, progress
     (while running), and the result preview or the failure message (when done)."""
     done = handle.done()
-    head = f"{status_badge_html(handle.status)} {_label_html(handle)}"
+    head = f"{status_badge_html(shown_status(handle))} {_label_html(handle)}"
     took = format_duration(handle.elapsed)
     head += (
         f' <span style="{_MUTED}">· <span class="mtj-duration">'
@@ -466,7 +521,7 @@ def task_html(handle: TaskHandle) -> str:
     if done:
         failure = failure_message(handle)
         if failure is not None:
-            colour = "#57606a" if handle.status == "cancelled" else "#cf222e"
+            colour = "var(--jp-ui-font-color2,#57606a)" if handle.status == "cancelled" else "#cf222e"
             text, cut = _cut(failure, PREVIEW_TEXT_CHARS)
             parts.append(f'<pre style="{_PRE};color:{colour}">{_esc(text)}</pre>{_cut_note(cut)}')
         else:
@@ -485,26 +540,74 @@ def running_html(handle: TaskHandle) -> str:
 
 
 def summary_html(handle: TaskHandle) -> str:
-    """The static summary of a task as one box: badge, tool and server, duration, and the first line
-    of the result (or the failure message, whole up to a limit). Compact: the live widget above it
-    shows the full result."""
+    """The static summary of a task as one box: badge (the status in words), tool and server,
+    duration, then the failure message (whole up to a limit) or the result preview (rendered markdown,
+    tables, images; bounded by :data:`PREVIEW_BUDGET`). It is what places without a kernel show in
+    place of the live widget (a saved notebook on GitHub, nbconvert HTML)."""
     done = handle.done()
     took = (
         (f' <span style="{_MUTED}">· <span class="mtj-duration">{format_duration(handle.elapsed)}</span></span>')
         if done
         else ""
     )
-    parts = [f"<div>{status_badge_html(handle.status)} {_label_html(handle)}{took}</div>"]
+    parts = [f"<div>{status_badge_html(shown_status(handle))} {_label_html(handle)}{took}</div>"]
     failure = failure_message(handle) if done else None
     if failure is not None:
         text, cut = _cut(failure, 2_000)
-        colour = "#57606a" if handle.status == "cancelled" else "#cf222e"
+        colour = "var(--jp-ui-font-color2,#57606a)" if handle.status == "cancelled" else "#cf222e"
         parts.append(f'<pre style="{_PRE};color:{colour}">{_esc(text)}</pre>{_cut_note(cut)}')
+    elif done:
+        used = _SUMMARY_BOX_COST + sum(_utf8_len(part) for part in parts)
+        parts.append(result_html(handle.result(), boxed=False, budget=PREVIEW_BUDGET - used))
     else:
         first = _first_line(_headline(handle))
         if first:
             parts.append(f'<div style="{_MUTED}">{_esc(first)}</div>')
     return f'<div class="mtj-summary" style="{_BOX}">{"".join(parts)}</div>'
+
+
+#: Rows of a board's static table at most (the rest are counted).
+BOARD_ROWS = 500
+
+
+def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
+    """A board's rows (``view.board_row``) as a static table: what places without a kernel show in
+    place of the live board (a saved notebook, nbconvert HTML). The status is a badge in words, the
+    duration in ``<span class="mtj-duration">`` (for an nbval sanitize pattern); at most
+    :data:`BOARD_ROWS` rows, the rest counted."""
+    head = "".join(
+        f'<th style="{_CELL}">{name}</th>'
+        for name in ("status", "tool", "arguments", "server", "took", "message", "task id")
+    )
+    body = []
+    for row in rows[:BOARD_ROWS]:
+        started, finished = row.get("started"), row.get("finished")
+        took = (
+            f'<span class="mtj-duration">{format_duration(finished - started)}</span>'
+            if isinstance(started, (int, float)) and isinstance(finished, (int, float))
+            else f'<span style="{_MUTED}">{"running" if row.get("live") else ""}</span>'
+        )
+        message, cut = _cut(str(row.get("message") or ""), 200)
+        cells = (
+            status_badge_html(str(row.get("status", "unknown"))),
+            f"<b>{_esc(str(row.get('tool') or '?'))}</b>",
+            _esc(str(row.get("args") or "")),
+            _esc(str(row.get("server") or "")),
+            took,
+            _esc(_first_line(message) + ("…" if cut else "")),
+            f'<code style="font-size:11px">{_esc(str(row.get("task_id") or ""))}</code>',
+        )
+        body.append("<tr>" + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in cells) + "</tr>")
+    more = len(rows) - BOARD_ROWS
+    note = f'<div style="{_MUTED}">{more:,} more tasks not shown</div>' if more > 0 else ""
+    caption = f'<div style="font-weight:600">{_esc(title)}</div>' if title else ""
+    if not rows:
+        return f'<div class="mtj-board-summary" style="{_BOX}">{caption}<div style="{_MUTED}">no tasks</div></div>'
+    return (
+        f'<div class="mtj-board-summary" style="{_BOX}">{caption}<div style="overflow:auto">'
+        f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>{note}</div>"
+    )
 
 
 def result_html(result: ToolResult, *, boxed: bool = True, budget: int | None = None) -> str:
@@ -518,7 +621,8 @@ def preview_html(preview: dict[str, Any], *, boxed: bool = True) -> str:
     """HTML for a :func:`result_preview` dict."""
     parts: list[str] = []
     if preview["is_error"]:
-        parts.append(f"<div>{status_badge_html('failed')} the tool reported an error</div>")
+        # Words, not a second badge: the box the preview sits in has the status badge already.
+        parts.append('<div style="font-weight:600;color:#cf222e">the tool reported an error</div>')
     colour = _ERROR_COLOUR if preview["is_error"] else ""
     parts.extend(_block_html(block, colour) for block in preview["blocks"])
     structured = preview["structured"]
@@ -532,6 +636,8 @@ def _block_html(block: dict[str, Any], colour: str) -> str:
     kind = block["kind"]
     if kind == "text":
         return f'<pre style="{_PRE}{colour}">{_esc(block["text"])}</pre>{_cut_note(block["cut"])}'
+    if kind == "markdown":
+        return f'<div class="mtj-md">{tree_html(block["tree"])}</div>{_cut_note(block["cut"])}'
     if kind == "image":  # an allowed mime type and valid base64: nothing to escape in the URI
         return (
             f'<div><img alt="{_esc(block["mime"])} image" style="max-width:100%" '
@@ -616,9 +722,19 @@ def _structured_html(structured: dict[str, Any]) -> str:
         if structured["more_columns"]:
             notes.append(f"{structured['more_columns']:,} more columns not shown")
         note = f'<div style="{_MUTED}">{"; ".join(notes)}</div>' if notes else ""
+        above = ""
+        if structured.get("fields"):
+            above = "".join(
+                f'<span style="margin-right:1em"><b>{_esc(k)}</b>: {_esc(v)}</span>'
+                for k, v in structured["fields"]
+            )
+            above = f'<div style="font-size:12px">{above}</div>'
+        caption = structured.get("caption")
+        title = f'<caption style="text-align:left;font-weight:600">{_esc(caption)}</caption>' if caption else ""
         return (
-            f'<div style="overflow:auto;max-height:30em"><table style="border-collapse:collapse;'
-            f'font-size:12px"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>{note}'
+            f'{above}<div style="overflow:auto;max-height:30em"><table style="border-collapse:collapse;'
+            f'font-size:12px;margin:4px 0">{title}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+            f"</div>{note}"
         )
     return (
         f'<details open><summary style="cursor:pointer">structured content</summary>'
@@ -818,6 +934,7 @@ _FRAME_COST = max(
     len(json.dumps({"is_error": True, "blocks": [], "structured": None})),
 )
 _TASK_BOX_COST = len(f'<div class="mtj-task" style="{_BOX}"></div>')
+_SUMMARY_BOX_COST = len(f'<div class="mtj-summary" style="{_BOX}"></div>')
 _TEXT_BLOCK_COST = _block_cost({"kind": "text", "text": "", "cut": _BIG}, _ERROR_COLOUR)
 _IMAGE_BLOCK_COST = max(_block_cost({"kind": "image", "mime": mime, "data": ""}, "") for mime in IMAGE_MIMES)
 _TAIL_NOTE_COST = 600  # kept for the "… N more blocks" note (blocks give way if it needs more)
@@ -825,8 +942,15 @@ _LEAF = {"t": "v", "v": 0, "cut": 0}
 _TREE_FRAME_COST = len(_structured_html({"kind": "tree", "node": _LEAF})) - len(_tree_html(_LEAF))
 _TABLE_FRAME_COST = max(
     len(_structured_html({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})),
-    len(json.dumps({"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG})),
+    len(
+        json.dumps(
+            {"kind": "table", "columns": [], "rows": [], "more_rows": _BIG, "more_columns": _BIG}
+            | {"caption": None, "fields": []}
+        )
+    ),
 )
+_CAPTION_COST = max(len('<caption style="text-align:left;font-weight:600"></caption>'), 16)
+_FIELD_COST = max(len('<span style="margin-right:1em"><b></b>: </span>'), 10) + 40
 _HEAD_CELL_COST = max(len(f'<th style="{_CELL}"></th>'), 4)  # plus the label; JSON: quotes and ", "
 _CELL_COST = max(len(f'<td style="{_CELL}"></td>'), 4)
 _ROW_COST = max(len("<tr></tr>"), 4)

@@ -40,6 +40,14 @@ class ToolResult:
         meta = self.raw.get("_meta")
         return meta if isinstance(meta, dict) else {}
 
+    def to_dataframe(self) -> Any:
+        """The structured content as a pandas DataFrame: a list of records, or a mapping holding exactly
+        one such list (a UsageError says what the content is otherwise). Needs pandas
+        (``pip install 'mcp-tasks-jupyter[pandas]'``)."""
+        from .frames import result_frame
+
+        return result_frame(self)
+
     def __repr__(self) -> str:
         """Stable text: ``ToolResult(text='…', structured={…}, is_error=False)`` (see render.py)."""
         from .render import result_text

@@ -19,6 +19,7 @@ from . import __version__
 from .background import Background
 from .deadlines import Deadlines
 from .errors import (
+    AuthenticationFailed,
     ConnectionFailed,
     HTTPStatusError,
     InvalidMessage,
@@ -41,6 +42,8 @@ CLIENT_INFO = {"name": "mcp-tasks-jupyter", "version": __version__}
 
 #: Retries of one request refused with -32022 (unsupported protocol version).
 MAX_VERSION_RETRIES = 2
+#: Times one request is sent again after the auth hook renewed credentials (refresh, sign-in, step-up).
+MAX_AUTH_RETRIES = 3
 #: Rounds of one multi round-trip request before the client gives up.
 MAX_INPUT_ROUNDS = 16
 #: How long an HTTP server that went away (connection refused or reset) is reconnected, with
@@ -257,18 +260,34 @@ class Session:
         On the stateless wire the request carries the per-request ``_meta`` (and headers over
         HTTP); one refused with -32022 is sent again with a version the server offers.
         """
-        for attempt in (0, 1):
+        renewed = False
+        for _attempt in range(MAX_AUTH_RETRIES + 2):
             generation = self.generation
+            auth_version = self._auth_version()
             try:
                 return await self._request_versioned(method, params, timeout)
             except SessionExpired as exc:
-                if attempt or method == "initialize" or self.modern:
+                if renewed or method == "initialize" or self.modern:
                     raise
+                renewed = True
                 await self.renew(generation, exc)
             except ServerUnreachable:
                 self._unreachable()
                 raise
+            except AuthenticationFailed as exc:
+                if not await self._reauthorized(exc, auth_version):
+                    raise
         raise AssertionError("unreachable")
+
+    def _auth_version(self) -> int:
+        auth = self.transport.auth
+        return auth.version if auth is not None else 0
+
+    async def _reauthorized(self, failure: AuthenticationFailed, version: int) -> bool:
+        """Whether the transport's auth hook (OAuth) put new credentials in place after ``failure``:
+        then the request is sent again (a refresh, a sign-in, a step-up; the hook bounds how often)."""
+        auth = self.transport.auth
+        return auth is not None and await auth.challenged(failure, version)
 
     async def _request_versioned(
         self, method: str, params: dict[str, Any] | None, timeout: float | str | None
@@ -506,6 +525,15 @@ class Session:
             self.spawn(self.notify("notifications/cancelled", {"requestId": msg_id, "reason": reason}))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        version = self._auth_version()
+        try:
+            await self._notify(method, params)
+        except AuthenticationFailed as exc:
+            if not await self._reauthorized(exc, version):
+                raise
+            await self._notify(method, params)
+
+    async def _notify(self, method: str, params: dict[str, Any] | None) -> None:
         if self.modern:
             params = modern.with_meta(params, self._meta)
             await self.transport.send(jsonrpc.notification(method, params), self._headers(method, params))

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
 from .protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
-from .redact import scrub_optional
+from .redact import scrub, scrub_data, scrub_optional
 from .results import ToolResult
 from .status import EXPIRED, LOST
 
@@ -89,11 +89,15 @@ class TaskHandle:
         self.answers: dict[str, Any] | None = None
         #: How each question was answered: (message, source, action), in order.
         self.answered: list[tuple[str, str, str]] = []
+        #: The same with the values given: {question, source, action, content} (registered secrets scrubbed).
+        self.questions: list[dict[str, Any]] = []
         self._future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self._future.add_done_callback(_consume)
         self._callbacks: list[Callable[[TaskHandle], None]] = []
         #: The stored result of an identical earlier call (``start_task(..., cache=True)``): no server call.
         self.cached = False
+        #: The task index row whose stored result a cached handle holds.
+        self.cached_from: int | None = None
         #: Picked up again from the task index (``client.resume()``).
         self.resumed = False
         #: The variable that receives the result (``-o VAR``), kept in the task index.
@@ -110,6 +114,19 @@ class TaskHandle:
 
     def done(self) -> bool:
         return self._future.done()
+
+    def ready(self) -> bool:
+        """Whether the task has ended (ipyparallel's name for :meth:`done`)."""
+        return self._future.done()
+
+    async def wait(self, timeout: float | None = None) -> ToolResult:
+        """The ToolResult once the task ends (or its error, as ``await handle`` raises it).
+
+        After ``timeout`` seconds without an end, TimeoutError; the task goes on (it is never
+        cancelled by a wait: ``await handle.cancel()`` does that).
+        """
+        async with asyncio.timeout(timeout):
+            return await self
 
     def result(self) -> ToolResult:
         """The ToolResult of a finished task (raises its error; InvalidStateError while it runs)."""
@@ -133,6 +150,19 @@ class TaskHandle:
         self._callbacks.append(callback)
         return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
 
+    def add_done_callback(self, callback: Callable[[TaskHandle], None]) -> Callable[[], None]:
+        """Call ``callback(handle)`` once the task has ended (soon after, on the loop; at once
+        scheduled when it already has); returns a function that removes it."""
+
+        def done(_future: asyncio.Future[ToolResult]) -> None:
+            callback(self)
+
+        def remove() -> None:
+            self._future.remove_done_callback(done)
+
+        self._future.add_done_callback(done)
+        return remove
+
     async def cancel(self) -> None:
         """Ask the server to cancel the task; the handle then ends with TaskCancelled."""
         if not self.done():
@@ -148,9 +178,13 @@ class TaskHandle:
     def question_closed(self, key: Any) -> None:
         self.pending_input.pop(key, None)
 
-    def question_answered(self, message: str, source: str, action: str) -> None:
-        """How a question was answered: ``source`` is answers / handler / person / no handler."""
+    def question_answered(self, message: str, source: str, action: str, content: Any = None) -> None:
+        """How a question was answered: ``source`` is answers / handler / person / no handler;
+        ``content`` the values given (an accepted elicitation's)."""
         self.answered.append((message, source, action))
+        self.questions.append(
+            {"question": scrub(message), "source": source, "action": action, "content": scrub_data(content)}
+        )
         self._changed()
 
     def __repr__(self) -> str:

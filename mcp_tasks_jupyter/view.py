@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .labels import arguments_label
 from .protocol.tasks import INPUT_REQUIRED
-from .render import failure_message, pending_questions, status_message
-from .status import FINISHED
+from .render import failure_message, pending_questions, status_message, tool_error_text
+from .status import FINISHED, in_words, shown_status
 
 if TYPE_CHECKING:
     from .tasks import TaskHandle
@@ -25,7 +26,9 @@ UNKNOWN_TOOL = "(unknown tool)"
 class TaskView:
     """What a task looks like now. ``message`` is the status message as shown (the reconnecting note
     while its server is being reconnected); ``question`` the first question waiting for an answer;
-    ``failure`` the server's words for why a finished task has no result. Times are epoch seconds."""
+    ``failure`` the server's words for why a finished task has no result; ``tool_error`` the start of
+    the text of a result that is a tool error. ``status`` is the status as shown
+    (``status.shown_status``: ``error`` or ``declined`` for a tool error). Times are epoch seconds."""
 
     tool: str
     server: str
@@ -39,21 +42,29 @@ class TaskView:
     progress_message: str | None = None
     question: str | None = None
     failure: str | None = None
+    tool_error: str | None = None
     needs_input: bool = False
     done: bool = False
     cached: bool = False
     #: Followed by a live handle (its elapsed time ticks, it can be cancelled); False for a record.
     live: bool = True
+    #: The arguments in a few words (``labels.arguments_label``): what tells twenty calls of a tool apart.
+    label: str = ""
+
+    @property
+    def words(self) -> str:
+        """The status in words: ``needs input``, ``tool error``."""
+        return in_words(self.status)
 
     @property
     def board_message(self) -> str:
-        """The one line a row has room for: the status message, else the waiting question, else the
-        progress message."""
+        """The one line a row has room for: the status message, else the waiting question, else why
+        it failed (the failure or the tool error), else the progress message."""
         if self.message:
             return self.message
         if self.question:
             return f"waiting for input: {self.question}"
-        return self.progress_message or ""
+        return self.failure or self.tool_error or self.progress_message or ""
 
 
 def view_of(handle: TaskHandle) -> TaskView:
@@ -64,7 +75,7 @@ def view_of(handle: TaskHandle) -> TaskView:
     return TaskView(
         tool=handle.tool or UNKNOWN_TOOL,
         server=handle.server,
-        status=handle.status,
+        status=shown_status(handle),
         message=status_message(handle),
         task_id=handle.task_id,
         started=handle.started,
@@ -74,9 +85,11 @@ def view_of(handle: TaskHandle) -> TaskView:
         progress_message=None if progress is None else progress.message,
         question=questions[0] if questions else None,
         failure=failure_message(handle) if done else None,
+        tool_error=tool_error_text(handle) if done else None,
         needs_input=bool(handle.pending_input) or handle.status == INPUT_REQUIRED,
         done=done,
         cached=bool(handle.cached),
+        label=arguments_label(handle.arguments),
     )
 
 
@@ -89,6 +102,7 @@ def record_view(
     task_id: str | None,
     created_at: str | None = None,
     updated_at: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> TaskView:
     """A task known only from a record (the task index, a server's ``tasks/list``): its last known
     status, never ticking (``started`` is its creation time, ``finished`` its last update once ended)."""
@@ -102,6 +116,7 @@ def record_view(
         finished=epoch(updated_at) if status in FINISHED else None,
         done=status in FINISHED,
         live=False,
+        label=arguments_label(arguments),
     )
 
 
@@ -122,6 +137,7 @@ def board_row(key: int, view: TaskView) -> dict[str, Any]:
         "tool": view.tool,
         "server": view.server,
         "status": view.status,
+        "status_text": view.words,
         "message": view.board_message,
         "progress": view.progress,
         "total": view.total,
@@ -129,11 +145,32 @@ def board_row(key: int, view: TaskView) -> dict[str, Any]:
         "finished": _ms(view.finished),
         "task_id": view.task_id or "",
         "live": view.live,
+        "args": view.label,
     }
+
+
+#: Seconds of progress an estimate needs at least (earlier, a rate says little).
+ETA_MIN_SECONDS = 1.0
+
+
+def estimated_end(started: float, first: tuple[float, float] | None, latest: tuple[float, float]) -> float | None:
+    """When a task should end (epoch s), from its progress: ``first`` and ``latest`` are (when seen,
+    fraction done). The rate is the one between the two samples, else (one sample) the one since
+    ``started``; None when nothing allows an estimate (no progress yet, too little time, done)."""
+    at, fraction = latest
+    if not 0 < fraction < 1:
+        return None
+    if first is not None and first[1] < fraction and at - first[0] >= ETA_MIN_SECONDS:
+        rate = (fraction - first[1]) / (at - first[0])
+    elif at - started >= ETA_MIN_SECONDS:
+        rate = fraction / (at - started)
+    else:
+        return None
+    return at + (1 - fraction) / rate
 
 
 def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-__all__ = ["TaskView", "board_row", "epoch", "record_view", "view_of"]
+__all__ = ["ETA_MIN_SECONDS", "TaskView", "board_row", "epoch", "estimated_end", "record_view", "view_of"]

@@ -2,56 +2,150 @@
 
     python notebooks/run.py [NOTEBOOK ...]      # default: every notebooks/*.ipynb
 
-Executed copies are written to build/notebooks/; the sources are left as they are. Exit 1 if a cell failed.
+Executed copies are written to build/notebooks/ (signed, so JupyterLab opens them trusted on this
+machine); the sources are left as they are. It ends with a summary: what ran, where the copies are,
+how to open them. Exit 1 if a cell failed.
 """
 
 from __future__ import annotations
 
+import html.parser
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbformat.sign import NotebookNotary
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE.parent / "build" / "notebooks"
+ROOT = HERE.parent
+OUT = ROOT / "build" / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
-def _shown(output: dict) -> str:
-    if output.get("output_type") == "stream":
-        return output.get("text", "")
-    if output.get("output_type") == "error":
-        return f"{output['ename']}: {output['evalue']}"
-    return output.get("data", {}).get("text/plain", "")
+class _Rows(html.parser.HTMLParser):
+    """The cells of the first HTML table in a text (the tool lists: whole, never cut)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self.rows:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
 
 
-def run(path: Path) -> bool:
+def _tool_list(data: dict) -> list[str]:
+    """A ``%mcp_tools`` table, every tool with its whole arguments and description."""
+    parser = _Rows()
+    parser.feed(data.get("text/html", ""))
+    head, *rows = parser.rows or [[]]
+    title = data["text/plain"].splitlines()[0]
+    lines = [f"{title} ({len(rows)} tools)"]
+    for row in rows:
+        cells = dict(zip(head, row, strict=False))
+        lines.append(f"  {cells.get('tool', '?')}  ({cells.get('task support', '?')})")
+        if cells.get("arguments"):
+            lines.append(f"      arguments: {cells['arguments']}")
+        if cells.get("description"):
+            lines.append(f"      {cells['description']}")
+    return lines
+
+
+def _shown(output: dict) -> list[str]:
+    """What a person reads of one output, as lines (nothing for the widget's own stand-in text)."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return output.get("text", "").rstrip().splitlines()
+    if kind == "error":
+        return [f"{output['ename']}: {output['evalue']}"]
+    data = output.get("data", {})
+    text = data.get("text/plain", "").strip()
+    if text.startswith("Tools on ") and "text/html" in data:
+        return _tool_list(data)
+    if WIDGET in data and text.startswith("<TaskHandle "):
+        return []  # the live widget's stand-in; the summary beside it says how the task ended
+    return text.splitlines()
+
+
+def _noise(line: str) -> bool:
+    """The kernel's start-up warning about unencrypted TCP (on loopback, for a local run)."""
+    return "Kernel is running over TCP without encryption" in line
+
+
+def run(path: Path) -> tuple[bool, float]:
     notebook = nbformat.read(path, as_version=4)
     began = time.monotonic()
     ok = True
-    try:
-        NotebookClient(
-            notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
-        ).execute()
-    except CellExecutionError as exc:
-        ok = False
-        print(f"  cell failed: {str(exc).strip().splitlines()[-1]}")
+    # The kernel's own stderr goes to a file: its start-up warning about TCP on loopback is noise
+    # here; anything else it says is shown after the notebook.
+    with tempfile.TemporaryFile("w+") as stderr:
+        try:
+            NotebookClient(
+                notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+            ).execute(stderr=stderr)
+        except CellExecutionError as exc:
+            ok = False
+            print(f"  cell failed: {str(exc).strip().splitlines()[-1]}")
+        stderr.seek(0)
+        said = [line for line in stderr.read().splitlines() if line.strip() and not _noise(line)]
+    took = time.monotonic() - began
     OUT.mkdir(parents=True, exist_ok=True)
+    NotebookNotary().sign(notebook)
     nbformat.write(notebook, OUT / path.name)
-    print(f"== {path.name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - began:.1f} s -> {OUT / path.name}")
+    print(f"\n== {path.name}: {'ok' if ok else 'FAILED'} in {took:.1f} s")
+    for line in said:
+        print(f"  kernel: {line}")
     for cell in notebook.cells:
-        if cell.cell_type != "code":
+        if cell.cell_type != "code" or not cell.source.strip():
             continue
-        print(f"  >>> {cell.source.splitlines()[-1] if cell.source else ''}")
+        print(f"  >>> {cell.source.strip().splitlines()[-1]}")
         for output in cell.get("outputs", []):
-            for line in _shown(output).strip().splitlines()[:6]:
+            for line in _shown(output):
                 print(f"      {line}")
-    return ok
+    return ok, took
+
+
+def summary(results: dict[Path, tuple[bool, float]]) -> str:
+    """The closing lines: what ran, where the executed copies are, how to open them."""
+    failed = [p.name for p, (ok, _) in results.items() if not ok]
+    total = sum(took for _, took in results.values())
+    where = OUT.relative_to(ROOT) if OUT.is_relative_to(ROOT) else OUT
+    first = next(iter(results)).name if results else "01-quickstart.ipynb"
+    lines = [
+        "",
+        "-" * 72,
+        f"Ran {len(results)} notebook{'s' if len(results) != 1 else ''} in {total:.0f} s: "
+        + (f"{len(results) - len(failed)} ok, FAILED: {', '.join(failed)}" if failed else "all ok"),
+        f"The executed copies, with every output, are in {where}/",
+        "Open them in JupyterLab (the same tasks, live, with widgets, the task sidebar and notifications):",
+        f"    make lab                                  # installs JupyterLab, opens notebooks/{first}",
+        f"    .venv/bin/jupyter lab {where}/{first}     # once JupyterLab is installed",
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
     paths = [Path(p) for p in sys.argv[1:]] or sorted(HERE.glob("*.ipynb"))
-    results = [run(p) for p in paths]
-    sys.exit(0 if all(results) else 1)
+    print(
+        f"Running {len(paths)} example notebook{'s' if len(paths) != 1 else ''} headless "
+        "on the bundled demo server"
+    )
+    results = {p: run(p) for p in paths}
+    print(summary(results))
+    sys.exit(0 if all(ok for ok, _ in results.values()) else 1)

@@ -6,7 +6,7 @@ Bands (markers, applied here so that no test can forget its own; run one with ``
     tests/browser: JupyterLab driven through chromium.
 ``kernel``
     Starts a Jupyter kernel: the notebooks (nbval), and every test module that uses jupyter_client,
-    nbclient or tests/jupyter/kernel_harness.py.
+    nbclient, papermill or tests/jupyter/kernel_harness.py.
 ``peers``
     Needs what ``make peers`` installs (the npm peers, the fastmcp venv, the conformance suite):
     tests/interop, tests/conformance, a module that uses one of those peers' launchers, or a test
@@ -32,11 +32,20 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER_DIRS = (ROOT / "tests" / "browser",)
 PEER_DIRS = (ROOT / "tests" / "interop", ROOT / "tests" / "conformance")
 #: A test module that uses anything from these modules starts a kernel.
-KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "tests.jupyter.kernel_harness")
+KERNEL_MODULES = ("jupyter_client", "nbclient", "nbval", "papermill", "tests.jupyter.kernel_harness")
 #: Launchers in tests/support/peers.py of the peers ``make peers`` installs (the demo's are not).
 #: Launchers of our own server processes (the demo, the scripted stdio fault server).
 SERVER_LAUNCHERS = frozenset(
-    {"demo_stdio_argv", "start_demo_http", "demo_client", "StdioPeer", "HttpPeer", "http_server", "stdio_argv"}
+    {
+        "demo_stdio_argv",
+        "start_demo_http",
+        "start_auth_demo",
+        "demo_client",
+        "StdioPeer",
+        "HttpPeer",
+        "http_server",
+        "stdio_argv",
+    }
 )
 SERVER_FIXTURES = frozenset({"connect_demo"})
 PEER_LAUNCHERS = frozenset(
@@ -60,6 +69,7 @@ def anyio_backend() -> str:
 def _own_task_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test records tasks in a task index of its own, never in the user's data directory."""
     monkeypatch.setenv("MTJ_INDEX", str(tmp_path_factory.mktemp("index") / "tasks.sqlite3"))
+    monkeypatch.setenv("MTJ_TOKENS", str(tmp_path_factory.mktemp("tokens")))  # never the user's sign-ins
 
 
 def _origin(value: object) -> str:

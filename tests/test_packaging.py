@@ -15,10 +15,11 @@ from tests.test_layers import IMPORTS, PACKAGE, ROOT, _top
 pytestmark = pytest.mark.unit
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-#: The only modules that may import the demo-http extra's packages.
-HTTP_DEMO = f"{PACKAGE}.demo.http_server"
+#: The only modules that may import the demo-http extra's packages: the demo's HTTP transport and its
+#: OAuth routes (``--auth``).
+HTTP_DEMO = {f"{PACKAGE}.demo.http_server", f"{PACKAGE}.demo.auth_http"}
 #: Listed though not imported by the package, each for a reason given in pyproject.toml.
-LISTED_FOR_OTHERS = {"ipywidgets"}
+LISTED_FOR_OTHERS = {"sniffio", "ipywidgets"}
 
 
 def _name(requirement: str) -> str:
@@ -53,7 +54,8 @@ def test_no_web_server_in_the_runtime_dependencies() -> None:
 def test_only_the_http_demo_imports_the_web_server() -> None:
     users = third_party()
     for module in ("starlette", "uvicorn"):
-        assert users.get(module) == {HTTP_DEMO}, users.get(module)
+        assert users.get(module, set()) <= HTTP_DEMO, users.get(module)
+    assert users["starlette"] == HTTP_DEMO and users["uvicorn"] == {f"{PACKAGE}.demo.http_server"}
 
 
 def test_every_import_is_a_runtime_dependency_and_every_dependency_is_imported() -> None:

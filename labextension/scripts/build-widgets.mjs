@@ -15,7 +15,9 @@ const watch = process.argv.includes('--watch');
 const WIDGETS = {
   task: ['task.ts', ['task.css', 'form.css']],
   board: ['board.ts', ['board.css']],
-  question: ['question.ts', ['form.css']]
+  compact: ['compact.ts', ['compact.css']],
+  question: ['question.ts', ['form.css']],
+  batch: ['batch.ts', ['task.css', 'batch.css']]
 };
 
 const common = {

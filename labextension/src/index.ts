@@ -6,7 +6,8 @@
  * - sidebar: the "MCP tasks" panel and the command that shows it;
  * - status bar: running and waiting counts;
  * - notifications: tasks that end or need input while their cell is out of sight
- *   (which statuses, and whether only out of sight: the plugin's settings).
+ *   (which statuses, and whether only out of sight: the plugin's settings);
+ * - saved summaries: a task widget missing from a reopened notebook shows its saved summary.
  */
 
 import {
@@ -21,6 +22,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { CellLocator } from './cells';
+import { drawMissingWidgets } from './fallback';
 import { tasksIcon } from './icon';
 import { TaskNotifier } from './notify';
 import { readPolicy } from './policy';
@@ -88,6 +90,21 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       execute: () => app.shell.activateById(SIDEBAR_ID)
     });
     palette?.addItem({ command: OPEN_SIDEBAR, category: 'MCP tasks' });
+  }
+};
+
+const summariesPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'mcp-tasks-jupyter:saved-summaries',
+  description:
+    'A task widget that cannot be drawn (a notebook reopened without its kernel) shows the summary saved with it.',
+  autoStart: true,
+  optional: [INotebookTracker],
+  activate: (
+    _app: JupyterFrontEnd,
+    notebooks: INotebookTracker | null
+  ): void => {
+    notebooks?.forEach(drawMissingWidgets);
+    notebooks?.widgetAdded.connect((_, panel) => drawMissingWidgets(panel));
   }
 };
 
@@ -164,5 +181,6 @@ export default [
   registryPlugin,
   sidebarPlugin,
   statusBarPlugin,
-  notificationsPlugin
+  notificationsPlugin,
+  summariesPlugin
 ];

@@ -2,18 +2,22 @@
  * Notifications for tasks that end or start waiting for input, by default
  * while their cell is out of sight (the policy is the plugin's settings, see
  * `policy.ts`). Only transitions seen in updates count (never the contents of a
- * snapshot), and each (task, status) is announced once.
+ * snapshot), and each (task, status) is announced once. Many at once are
+ * grouped into one notification per kind, updated as more come (`groups.ts`):
+ * "12 MCP tasks completed", not 12 toasts.
  */
 
 import { Notification } from '@jupyterlab/apputils';
 
 import type { CellLocator } from './cells';
+import { describeGroup, NotificationGroups } from './groups';
 import {
   DEFAULT_POLICY,
-  describe,
   type INotifyPolicy,
+  type Outcome,
   outcomeOf
 } from './policy';
+import type { ITask } from './protocol';
 import type { ITaskRegistry } from './registry';
 import type { ITransition } from './store';
 
@@ -21,6 +25,20 @@ import type { ITransition } from './store';
 const SUCCESS_CLOSE = 5000;
 /** How long a failure toast stays (it stays in the notification centre after). */
 const FAILURE_CLOSE = 15000;
+
+const KINDS = {
+  completed: 'success',
+  cancelled: 'info',
+  failed: 'error',
+  waiting: 'warning'
+} as const satisfies Record<Outcome, string>;
+
+const CLOSE: Record<Outcome, number | false> = {
+  completed: SUCCESS_CLOSE,
+  cancelled: SUCCESS_CLOSE,
+  failed: FAILURE_CLOSE,
+  waiting: false
+};
 
 export class TaskNotifier {
   constructor(
@@ -52,36 +70,68 @@ export class TaskNotifier {
     ) {
       return;
     }
-    const kernelId = store.kernelId;
-    const cellId = current.cellId;
+    this._cells.set(current, {
+      kernelId: store.kernelId,
+      cellId: current.cellId
+    });
+    this._groups.add(outcome, current);
+  }
+
+  /** Show (or update) the notification of `tasks`, which all had `outcome`. */
+  private _show(
+    outcome: Outcome,
+    tasks: readonly ITask[],
+    replacing: string | null
+  ): string {
+    const last = tasks[tasks.length - 1];
+    const where = this._cells.get(last);
     const options = {
       actions: [
         {
           label: 'Show',
-          caption: 'Show the cell that started this task',
+          caption:
+            tasks.length === 1
+              ? 'Show the cell that started this task'
+              : 'Show the cell that started the last of these tasks',
           callback: () => {
-            void this._locator.reveal(kernelId, cellId);
+            if (where) {
+              void this._locator.reveal(where.kernelId, where.cellId);
+            }
           }
         }
       ],
-      data: { kernelId, key: current.key, status: current.status }
+      data: {
+        kernelId: where?.kernelId ?? '',
+        key: last.key,
+        status: last.status,
+        count: tasks.length
+      }
     };
-    const message = describe(current, outcome);
-    switch (outcome) {
-      case 'completed':
-        Notification.success(message, { ...options, autoClose: SUCCESS_CLOSE });
-        break;
-      case 'cancelled':
-        Notification.info(message, { ...options, autoClose: SUCCESS_CLOSE });
-        break;
-      case 'failed':
-        Notification.error(message, { ...options, autoClose: FAILURE_CLOSE });
-        break;
-      case 'waiting':
-        Notification.warning(message, { ...options, autoClose: false });
-        break;
+    const message = describeGroup(outcome, tasks);
+    const kind = KINDS[outcome];
+    const autoClose = CLOSE[outcome];
+    if (
+      replacing !== null &&
+      Notification.update({
+        id: replacing,
+        message,
+        type: kind,
+        autoClose,
+        ...options
+      })
+    ) {
+      return replacing;
     }
+    return Notification.emit(message, kind, { ...options, autoClose });
   }
 
+  private _groups = new NotificationGroups((outcome, tasks, replacing) =>
+    this._show(outcome, tasks, replacing)
+  );
+  /** Where each announced task's cell is (for "Show"). */
+  private _cells = new WeakMap<
+    ITask,
+    { kernelId: string; cellId: string | null }
+  >();
   private _seen = new Set<string>();
 }

@@ -5,11 +5,13 @@
  */
 
 import { type ITask, isTerminal, isWaiting } from './protocol';
-import { FAILURES } from './status';
+import { FAILURES, inWords } from './status';
 
 /** The statuses a notification can be about; `input_required` also means "needs input". */
 export const NOTIFY_STATUSES = [
   'completed',
+  'error',
+  'declined',
   'failed',
   'lost',
   'expired',
@@ -31,6 +33,8 @@ export interface INotifyPolicy {
 export const DEFAULT_POLICY: INotifyPolicy = {
   statuses: new Set<NotifyStatus>([
     'completed',
+    'error',
+    'declined',
     'failed',
     'lost',
     'expired',
@@ -92,9 +96,12 @@ export function outcomeOf(
   return found && policy.statuses.has(found.status) ? found : null;
 }
 
-/** `MCP task "research" on demo completed`, plus the message of a failure. */
+/** `MCP task "research topic=tides" on demo completed`, plus the message of a failure. */
 export function describe(task: ITask, outcome: Outcome): string {
-  const name = task.tool ? `"${task.tool}"` : task.key;
+  const tool = task.tool ?? '';
+  const name = tool
+    ? `"${task.label ? `${tool} ${task.label}` : tool}"`
+    : task.key;
   const head = `MCP task ${name} on ${task.server}`;
   switch (outcome) {
     case 'completed':
@@ -103,8 +110,8 @@ export function describe(task: ITask, outcome: Outcome): string {
       return `${head} cancelled`;
     case 'failed':
       return task.message
-        ? `${head} ${task.status}: ${task.message}`
-        : `${head} ${task.status}`;
+        ? `${head} ${inWords(task.status)}: ${task.message}`
+        : `${head} ${inWords(task.status)}`;
     case 'waiting':
       return `${head} needs input`;
   }

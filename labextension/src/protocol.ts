@@ -16,6 +16,8 @@ export interface ITask {
   readonly key: string;
   readonly taskId: string | null;
   readonly tool: string | null;
+  /** The arguments in a few words (`topic=tides depth=2`), "" when there are none. */
+  readonly label: string;
   readonly server: string;
   readonly status: string;
   readonly message: string | null;
@@ -140,6 +142,7 @@ export function parseTask(raw: unknown): ITask | null {
     key,
     taskId: optionalText(raw.task_id),
     tool: optionalText(raw.tool),
+    label: optionalText(raw.label) ?? '',
     server: clip(server),
     status: clip(status),
     message: optionalText(raw.message),

@@ -1,11 +1,14 @@
 /**
- * One row of the side panel: a task's tool, server, status, elapsed time,
- * message, progress, cancel error and Cancel button. `update` touches only what
- * changed; every text from the kernel goes through `textContent`.
+ * One row of the side panel: a task's tool, server, status (in words: `needs
+ * input`, `tool error`), elapsed time, message, progress (a bar to its total,
+ * else an activity bar while it works), cancel error and Cancel button.
+ * `update` touches only what changed; every text from the kernel goes through
+ * `textContent`.
  */
 
 import { elapsedSeconds, formatDuration } from './format';
-import { ITask, isTerminal, isWaiting } from './protocol';
+import { ITask, isRunning, isTerminal, isWaiting } from './protocol';
+import { inWords } from './status';
 import type { KernelTaskStore } from './store';
 
 export class TaskRow {
@@ -41,7 +44,7 @@ export class TaskRow {
       .join(' · ');
     setText(this._tool, task.tool ?? '(no tool)');
     setText(this._server, task.server);
-    setText(this._status, task.status);
+    setText(this._status, inWords(task.status));
     const badges = [
       task.needsInput && task.status !== 'input_required' ? 'needs input' : '',
       task.cached ? 'cached' : ''
@@ -70,7 +73,7 @@ export class TaskRow {
   private _renderProgress(task: ITask): void {
     const known =
       task.progress !== null && task.total !== null && task.total > 0;
-    if (!known) {
+    if (!known && !isRunning(task)) {
       this._progress?.remove();
       this._progress = null;
       return;
@@ -79,6 +82,12 @@ export class TaskRow {
       this._progress = document.createElement('progress');
       this._progress.className = 'mtj-task-progress';
       this._message.before(this._progress);
+    }
+    if (!known) {
+      // No total (the ext dialect sends no progress at all): an activity bar.
+      this._progress.removeAttribute('value');
+      this._progress.title = 'working';
+      return;
     }
     const total = task.total as number;
     const value = Math.min(Math.max(task.progress as number, 0), total);

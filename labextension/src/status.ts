@@ -3,12 +3,19 @@
  * (tests/test_status_vocabulary.py keeps the two equal).
  */
 
-/** Every status a task may have, in the order views list them. */
+/**
+ * Every status a task may have, in the order views list them. `error` (a tool
+ * error, `isError`) and `declined` (a declined question, then a tool error) are
+ * what the kernel shows for a task that ended with a result; no server sends them.
+ */
 export const STATUSES = [
+  'queued',
   'working',
   'submitted',
   'input_required',
   'completed',
+  'error',
+  'declined',
   'failed',
   'cancelled',
   'expired',
@@ -19,6 +26,8 @@ export const STATUSES = [
 /** Statuses after which a task never changes. */
 export const FINISHED: ReadonlySet<string> = new Set([
   'completed',
+  'error',
+  'declined',
   'failed',
   'cancelled',
   'expired',
@@ -28,6 +37,8 @@ export const FINISHED: ReadonlySet<string> = new Set([
 
 /** Statuses shown as failures (filter, notifications, colours). */
 export const FAILURES: ReadonlySet<string> = new Set([
+  'error',
+  'declined',
   'failed',
   'lost',
   'expired',
@@ -36,10 +47,13 @@ export const FAILURES: ReadonlySet<string> = new Set([
 
 /** How each status reads in words. */
 export const WORDS: Readonly<Record<string, string>> = {
+  queued: 'queued',
   working: 'working',
   submitted: 'submitted',
   input_required: 'needs input',
   completed: 'completed',
+  error: 'tool error',
+  declined: 'declined',
   failed: 'failed',
   cancelled: 'cancelled',
   expired: 'expired',

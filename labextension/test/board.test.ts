@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import board, {
   arrange,
   type BoardRow,
+  clockText,
   elapsedText,
   type IBoardState,
   type IBoardView,
@@ -44,6 +45,7 @@ function state(
     select_server: null,
     select_status: null,
     sent_at: NOW,
+    show_history: false,
     ...patch
   };
 }
@@ -150,17 +152,21 @@ describe('board widget', () => {
     ];
     const { el } = mount(
       board,
-      state(rows, { total: 5, note: 'tasks/list of x failed' })
+      state(rows, {
+        total: 5,
+        note: 'tasks/list of x failed',
+        show_history: true
+      })
     );
     const trs = el.querySelectorAll('tbody tr');
     expect(trs).toHaveLength(2);
-    expect(texts(trs[0], 'td').slice(0, 4)).toEqual([
+    expect(texts(trs[0], 'td').slice(1, 5)).toEqual([
       'tool1',
       'demo',
-      'input_required',
+      'needs input',
       'waiting for input: depth?'
     ]);
-    expect(one(trs[0], '.mtj-tool').title).toBe('task task-1');
+    expect(one(trs[0], '.mtj-board-task').title).toBe('tool1\ntask task-1');
     expect(one(trs[0], '.mtj-badge').className).toBe(
       'mtj-badge mtj-s-input_required'
     );
@@ -172,7 +178,7 @@ describe('board widget', () => {
     expect(one(trs[1], '.mtj-cancel').hidden).toBe(true);
     expect(one(trs[1], '.mtj-bar').hidden).toBe(true);
     expect(one(el, '.mtj-board-caption').textContent).toBe(
-      '2 shown, 2 of 5 tasks'
+      '2 shown: 1 task of this kernel, 1 from the history'
     );
     expect(one(el, '.mtj-board-note').textContent).toBe(
       'tasks/list of x failed'
@@ -198,7 +204,7 @@ describe('board widget', () => {
     expect(status.value).toBe('failed');
     expect(texts(server, 'option')).toEqual(['all servers', 'a', 'b', 'gone']);
     expect(one(el, '.mtj-board-caption').textContent).toBe(
-      '0 shown, 2 of 2 tasks'
+      '0 shown: 2 tasks of this kernel'
     );
     input(server, '');
     expect(texts(el, 'tbody .mtj-tool')).toEqual(['tool2']);
@@ -227,13 +233,13 @@ describe('board widget', () => {
     input(one<HTMLInputElement>(el, '.mtj-board-search'), '  ODD ');
     expect(range.textContent).toBe(' rows 1–50 of 60 ');
     expect(one(el, '.mtj-board-caption').textContent).toBe(
-      '60 shown, 120 of 120 tasks (server demo)'
+      '60 shown: 120 tasks of this kernel (server demo)'
     );
 
-    const tool = el.querySelectorAll<HTMLElement>('th')[0];
+    const tool = el.querySelectorAll<HTMLElement>('th')[1];
     tool.click();
     tool.click();
-    expect(tool.textContent).toBe('tool ▼');
+    expect(tool.textContent).toBe('task ▼');
     expect(tool.getAttribute('aria-sort')).toBe('descending');
     expect(texts(el, 'tbody .mtj-tool').slice(0, 2)).toEqual(['t120', 't118']);
     expect(model.sent).toEqual([]); // all of it without the kernel
@@ -270,9 +276,80 @@ describe('board widget', () => {
       row(2, { finished: NOW - 2 }),
       row(-1, { live: false })
     ];
-    const { el } = mount(board, state(rows));
+    const { el } = mount(board, state(rows, { show_history: true }));
     vi.advanceTimersByTime(2000);
     expect(texts(el, '.mtj-board-elapsed')).toEqual(['12.0 s', '8.0 s', '']);
+  });
+
+  it('hides the history behind a toggle that says how much there is', () => {
+    const rows = [
+      row(1),
+      row(-1, { live: false, tool: 'old', origin: 'earlier kernel' }),
+      row(-2, { live: false, tool: 'other', origin: 'other.ipynb' })
+    ];
+    const { el } = mount(board, state(rows));
+    expect(texts(el, 'tbody .mtj-tool')).toEqual(['tool1']);
+    const toggle = one(el, '.mtj-board-history-toggle');
+    expect(toggle.hidden).toBe(false);
+    expect(toggle.textContent).toBe('history (2 earlier)');
+    const box = one<HTMLInputElement>(toggle, 'input');
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    expect(texts(el, 'tbody .mtj-tool')).toEqual(['tool1', 'old', 'other']);
+    expect(texts(el, 'tbody .mtj-board-origin')).toEqual([
+      '',
+      'earlier kernel',
+      'other.ipynb'
+    ]);
+    expect(one(el, '.mtj-board-caption').textContent).toBe(
+      '3 shown: 1 task of this kernel, 2 from the history'
+    );
+  });
+
+  it('names each task by its arguments and shows when it started', () => {
+    const started = new Date(2026, 0, 2, 9, 5, 7).getTime() / 1000;
+    const { el } = mount(
+      board,
+      state([row(1, { args: 'topic=tides depth=2', started })])
+    );
+    expect(one(el, 'tbody .mtj-board-args').textContent).toBe(
+      ' topic=tides depth=2'
+    );
+    expect(one(el, 'tbody .mtj-board-started').textContent).toBe('09:05:07');
+    expect(clockText(null)).toBe('');
+  });
+
+  it('cancels the ticked rows together, or every running task', () => {
+    const rows = [
+      row(1),
+      row(2),
+      row(3, { finished: NOW, status: 'completed' }),
+      row(4)
+    ];
+    const { el, model } = mount(board, state(rows));
+    const picks = el.querySelectorAll<HTMLInputElement>(
+      'tbody .mtj-board-pick input'
+    );
+    expect([...picks].map(p => p.hidden)).toEqual([false, false, true, false]);
+    const selected = one<HTMLButtonElement>(el, '.mtj-board-cancel-picked');
+    const running = one<HTMLButtonElement>(el, '.mtj-board-cancel-running');
+    expect(selected.disabled).toBe(true);
+    expect(running.textContent).toBe('Cancel all running (3)');
+    picks[0].checked = true;
+    picks[0].dispatchEvent(new Event('change'));
+    picks[3].checked = true;
+    picks[3].dispatchEvent(new Event('change'));
+    expect(selected.textContent).toBe('Cancel selected (2)');
+    selected.click();
+    expect(model.sent).toEqual([{ type: 'cancel', keys: [1, 4] }]);
+    expect(selected.textContent).toBe('Cancel selected (0)');
+    const all = one<HTMLInputElement>(el, '.mtj-board-pick-all');
+    all.checked = true;
+    all.dispatchEvent(new Event('change'));
+    expect(selected.textContent).toBe('Cancel selected (3)');
+    running.click();
+    expect(model.sent[1]).toEqual({ type: 'cancel_running' });
+    expect(running.disabled).toBe(true);
   });
 
   it('shows text only, whatever the server sent', () => {

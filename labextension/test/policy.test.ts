@@ -84,6 +84,22 @@ describe('what a transition announces', () => {
     expect(of(task({ status: 'submitted' }))).toBeNull();
   });
 
+  it('a tool error or a declined question as a failure, in words', () => {
+    const of = (current: ITask): unknown =>
+      outcomeOf(working, current, DEFAULT_POLICY);
+    expect(of(task({ status: 'error' }))).toEqual({
+      outcome: 'failed',
+      status: 'error'
+    });
+    expect(of(task({ status: 'declined' }))).toEqual({
+      outcome: 'failed',
+      status: 'declined'
+    });
+    expect(
+      describeTask(task({ status: 'error', message: 'disk full' }), 'failed')
+    ).toBe('MCP task "research" on demo tool error: disk full');
+  });
+
   it('nothing more once a task was over, and no second "needs input"', () => {
     const done = task({ status: 'completed' });
     expect(

@@ -1,7 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { IResultPreview } from '../src/widgets/preview';
-import task, { type ITaskState, progressView } from '../src/widgets/task';
+import task, {
+  type ITaskState,
+  progressView,
+  ttlText
+} from '../src/widgets/task';
 import { mount, one, settle, texts } from './fake-model';
 
 const NOW = 1_700_000_000; // epoch seconds on the test's clock
@@ -18,6 +22,8 @@ function state(patch: Partial<ITaskState> = {}): ITaskState {
     created: null,
     ttl_ms: null,
     poll_interval_ms: null,
+    task_id: '',
+    eta: null,
     done: false,
     error: '',
     result: null,
@@ -44,25 +50,36 @@ describe('task widget', () => {
     document.body.replaceChildren();
   });
 
-  it('draws the head, the clocks and the poll interval', () => {
+  it('draws the head, the clocks and the details', () => {
     const { el } = mount(
       task,
       state({
         status_message: 'step 1',
         ttl_ms: 60_000,
         created: NOW - 10,
-        poll_interval_ms: 1500
+        poll_interval_ms: 1500,
+        task_id: 't-1'
       })
     );
     expect(one(el, '.mtj-badge').textContent).toBe('working');
     expect(one(el, '.mtj-badge').className).toBe('mtj-badge mtj-s-working');
     expect(one(el, '.mtj-tool').textContent).toBe('research');
     expect(one(el, '.mtj-server').textContent).toBe('demo');
-    expect(one(el, '.mtj-message').textContent).toBe('step 1');
+    // No progress: an activity bar, the status message beside it.
+    expect(one(el, '.mtj-progress').hidden).toBe(false);
+    expect(one(el, '.mtj-bar').classList.contains('mtj-indeterminate')).toBe(
+      true
+    );
+    expect(one(el, '.mtj-progress-text').textContent).toBe('step 1');
+    expect(one(el, '.mtj-message').hidden).toBe(true);
     expect(one(el, '.mtj-elapsed').textContent).toBe('running for 5.0 s');
-    expect(one(el, '.mtj-ttl').textContent).toBe(' · TTL 50.0 s left');
-    expect(one(el, '.mtj-poll').textContent).toBe(' · polled every 1.5 s');
-    expect(one(el, '.mtj-progress').hidden).toBe(true);
+    // The poll interval, the TTL and the id are in the details view.
+    const details = one(el, 'details.mtj-details');
+    expect(one(details, '.mtj-ttl').textContent).toBe(
+      'the server keeps this task for 1 min 00 s after it was created (50.0 s left)'
+    );
+    expect(one(details, '.mtj-poll').textContent).toBe('polled every 1.5 s');
+    expect(one(details, '.mtj-task-id').textContent).toBe('task id t-1');
     expect(one(el, '.mtj-logs').hidden).toBe(true);
     expect(one<HTMLButtonElement>(el, '.mtj-cancel').disabled).toBe(false);
   });
@@ -71,13 +88,15 @@ describe('task widget', () => {
     const { el, model } = mount(task, state({ ttl_ms: 8000, created: NOW }));
     vi.advanceTimersByTime(3000);
     expect(one(el, '.mtj-elapsed').textContent).toBe('running for 8.0 s');
-    expect(one(el, '.mtj-ttl').textContent).toBe(' · TTL 5.0 s left');
+    expect(one(el, '.mtj-ttl').textContent).toContain('(5.0 s left)');
     // The kernel's clock is 2 s ahead of this browser's: a live update says so.
     model.set('sent_at', NOW + 3 + 2);
     vi.advanceTimersByTime(1000);
     expect(one(el, '.mtj-elapsed').textContent).toBe('running for 11.0 s');
     vi.advanceTimersByTime(10_000);
-    expect(one(el, '.mtj-ttl').textContent).toBe(' · TTL over');
+    expect(one(el, '.mtj-ttl').textContent).toBe(
+      "the server's 8.0 s for this task are over (it may drop the task)"
+    );
   });
 
   it('stops ticking once the task finished', async () => {
@@ -103,7 +122,7 @@ describe('task widget', () => {
     expect(badge.textContent).toBe('working'); // not drawn yet: one microtask later
     await settle();
     expect(badge.textContent).toBe('working');
-    expect(one(el, '.mtj-message').textContent).toBe('asks');
+    expect(one(el, '.mtj-progress-text').textContent).toBe('asks'); // beside the activity bar
     expect(writes).toBe(1);
   });
 
@@ -152,7 +171,7 @@ describe('task widget', () => {
     model.update({ cancelling: false, cancel_error: 'the server refused' });
     await settle();
     expect(cancel.disabled).toBe(false);
-    expect(cancel.textContent).toBe('Cancel');
+    expect(cancel.textContent).toBe('Cancel task');
     const errors = el.querySelectorAll<HTMLElement>('.mtj-error-text');
     expect([...errors].find(e => !e.hidden)?.textContent).toBe(
       'the server refused'
@@ -316,6 +335,135 @@ describe('task widget', () => {
     model.set('result', { is_error: false, blocks: [], structured: null });
     await settle();
     expect(one(el, '.mtj-result').textContent).toBe('(no content)');
+  });
+
+  it('reads statuses in words, a tool error as an error', async () => {
+    const { el, model } = mount(task, state({ status: 'input_required' }));
+    expect(one(el, '.mtj-badge').textContent).toBe('needs input');
+    expect(one(el, '.mtj-progress').hidden).toBe(true); // waiting, not working
+    model.update({ status: 'error', done: true, finished: NOW });
+    await settle();
+    expect(one(el, '.mtj-badge').textContent).toBe('tool error');
+    expect(one(el, '.mtj-badge').className).toBe('mtj-badge mtj-s-error');
+    model.set('status', 'declined');
+    await settle();
+    expect(one(el, '.mtj-badge').textContent).toBe('declined');
+  });
+
+  it("names its Cancel apart from a question form's Cancel", async () => {
+    const { el, model } = mount(task, state());
+    model.set('questions', [
+      {
+        id: 'q1',
+        mode: 'form',
+        message: 'Depth?',
+        fields: [],
+        url: null,
+        href: null,
+        state: 'open',
+        note: '',
+        errors: {},
+        attempts: 0
+      }
+    ]);
+    await settle();
+    const names = [...el.querySelectorAll('button')]
+      .filter(b => !b.hidden && /cancel/i.test(b.textContent || ''))
+      .map(b => b.getAttribute('aria-label') || b.textContent);
+    expect(names).toHaveLength(2);
+    expect(new Set(names).size).toBe(2);
+    expect(one(el, '.mtj-cancel').classList.contains('jp-mod-styled')).toBe(
+      true
+    );
+  });
+
+  it('estimates the time left from the progress and its rate', async () => {
+    const { el, model } = mount(
+      task,
+      state({ progress: [1, 4, null], eta: NOW + 15 })
+    );
+    expect(one(el, '.mtj-eta').textContent).toBe('about 15.0 s left');
+    vi.advanceTimersByTime(5000);
+    expect(one(el, '.mtj-eta').textContent).toBe('about 10.0 s left');
+    model.set('eta', null);
+    await settle();
+    expect(one(el, '.mtj-eta').hidden).toBe(true);
+  });
+
+  it('reads the TTL of a finished task as how long the result is kept, then nothing', () => {
+    const at = { created: NOW, now: NOW + 100, finished: true, fetched: false };
+    expect(ttlText(60_000, at)).toBe(
+      'the server keeps the result for 1 min 00 s after the task was created'
+    );
+    expect(ttlText(60_000, { ...at, fetched: true })).toBe('');
+    expect(ttlText(null, at)).toBe('');
+  });
+
+  it('renders markdown from a tree of allowed elements, with a copy button', async () => {
+    const { el, model } = mount(task, state());
+    const text = '# Report\n- **a** [x](https://x.example)';
+    model.update({
+      status: 'completed',
+      done: true,
+      finished: NOW,
+      result: {
+        is_error: false,
+        blocks: [
+          {
+            kind: 'markdown',
+            text,
+            cut: 0,
+            tree: [
+              { t: 'h1', c: ['Report'] },
+              {
+                t: 'ul',
+                c: [
+                  {
+                    t: 'li',
+                    c: [
+                      { t: 'strong', c: ['a'] },
+                      ' ',
+                      { t: 'a', c: ['x'], href: 'https://x.example' },
+                      { t: 'a', c: ['bad'], href: 'javascript:alert(1)' },
+                      { t: 'script', c: [HOSTILE] }
+                    ]
+                  }
+                ]
+              }
+            ]
+          }
+        ],
+        structured: {
+          kind: 'table',
+          columns: ['title'],
+          rows: [['A']],
+          more_rows: 0,
+          more_columns: 0,
+          caption: 'sources',
+          fields: [['topic', 'tides']]
+        }
+      }
+    });
+    await settle();
+    const box = one(el, '.mtj-result');
+    expect(one(box, '.mtj-md h1').textContent).toBe('Report');
+    expect(one(box, '.mtj-md strong').textContent).toBe('a');
+    expect([...box.querySelectorAll('a')].map(a => a.href)).toEqual([
+      'https://x.example/'
+    ]);
+    expect(box.querySelector('script, img')).toBeNull();
+    expect(one(box, '.mtj-md li').textContent).toContain(HOSTILE);
+    expect(one(box, 'caption').textContent).toBe('sources');
+    expect(one(box, '.mtj-table-field').textContent).toBe('topic: tides');
+    const written: string[] = [];
+    Object.defineProperty(navigator, 'clipboard', {
+      value: { writeText: async (t: string) => void written.push(t) },
+      configurable: true
+    });
+    const copy = one<HTMLButtonElement>(el, '.mtj-copy');
+    copy.click();
+    await vi.waitFor(() => expect(copy.textContent).toBe('Copied'));
+    expect(written).toEqual([text]);
   });
 
   it('cleans up its listeners and its clock', () => {

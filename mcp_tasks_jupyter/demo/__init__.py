@@ -56,7 +56,10 @@ tests/support/demo_server.py.
 Flags: ``--http``, ``--host`` (127.0.0.1), ``--port`` (0 = a free port), ``--poll-interval MS``
 (500, at least 100), ``--default-ttl MS`` (600000), ``--max-ttl MS`` (3600000),
 ``--tools-page-size N`` (100), ``--tasks-page-size N`` (50), ``--dialect`` (auto),
-``--no-status-notifications``, ``--log-level`` (warning).
+``--no-status-notifications``, ``--log-level`` (warning). With ``--http``: ``--auth`` (an OAuth 2.1
+protected ``/mcp`` and an authorization server of its own, :mod:`.auth_http`), ``--token-ttl SECONDS``
+(3600), ``--auth-scopes "S ..."`` ("mcp:tools offline_access"), ``--auth-tool-scope TOOL=SCOPE``,
+``--auth-client-id ID`` and ``--auth-client-secret SECRET`` (a pre-registered client).
 
 Behaviour and limits:
 

@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Callable
 
+from .auth_server import AuthSettings, parse_scopes, parse_tool_scopes
 from .config import DIALECTS, DemoConfig
 from .server import DemoServer
 
@@ -33,6 +34,16 @@ tools (durations are arguments):
                                                     tasks optional
   make_chart    {values, title="Chart", seconds=0.2} tasks optional; a PNG bar chart
   echo          {text}                              no tasks
+
+oauth (--http --auth): /mcp needs "Authorization: Bearer TOKEN" from the demo's own authorization
+  server on the same origin (issuer http://HOST:PORT), which approves every request at once:
+  GET  /.well-known/oauth-protected-resource[/mcp]  protected resource metadata (RFC 9728)
+  GET  /.well-known/oauth-authorization-server      authorization server metadata (RFC 8414)
+  POST /register                                    dynamic client registration (RFC 7591)
+  GET  /authorize                                   302 to the redirect URI with code, state, iss
+  POST /token                                       authorization_code (PKCE S256), refresh_token
+  a refresh token comes with the offline_access scope (for clients registering that grant type);
+  tokens live in memory only, and are never logged.
 
 limits: a task ttl (2025-11-25) or keepAlive (sep1686) is clamped to [1000, --max-ttl] ms, a
 missing one is --default-ttl; ext tasks get --default-ttl. ttl counts from creation, keepAlive
@@ -96,6 +107,43 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="send no notifications/tasks/status (2025-11-25): clients see changes only by polling",
     )
+    auth = parser.add_argument_group("OAuth (with --http)")
+    auth.add_argument(
+        "--auth",
+        action="store_true",
+        help="protect /mcp with OAuth 2.1: Bearer tokens from the demo's own authorization server",
+    )
+    auth.add_argument(
+        "--token-ttl",
+        type=int,
+        default=3600,
+        metavar="SECONDS",
+        help="lifetime of an access token, at least 1 (default 3600)",
+    )
+    auth.add_argument(
+        "--auth-scopes",
+        default="mcp:tools offline_access",
+        metavar='"S1 S2"',
+        help="scopes the authorization server grants; every request needs all of them but "
+        'offline_access (default "mcp:tools offline_access")',
+    )
+    auth.add_argument(
+        "--auth-tool-scope",
+        action="append",
+        default=[],
+        metavar="TOOL=SCOPE",
+        help="a tools/call of TOOL also needs SCOPE (403 insufficient_scope without it); repeatable",
+    )
+    auth.add_argument(
+        "--auth-client-id",
+        metavar="ID",
+        help="a pre-registered client (besides dynamic registration): any loopback redirect URI",
+    )
+    auth.add_argument(
+        "--auth-client-secret",
+        metavar="SECRET",
+        help="its secret (Basic or post at the token endpoint); without one it is a public client",
+    )
     parser.add_argument(
         "--log-level",
         default="warning",
@@ -111,6 +159,24 @@ MISSING_HTTP = (
     "the demo's HTTP mode needs {module}, which is not installed: "
     "pip install 'mcp-tasks-jupyter[demo-http]' (or run the demo over stdio, without --http)"
 )
+
+
+def _auth_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> AuthSettings | None:
+    """The ``--auth`` settings, None without ``--auth``; a usage error when they do not make sense."""
+    if not args.auth:
+        return None
+    if not args.http:
+        parser.error("--auth needs --http (over stdio a server takes its credentials from the environment)")
+    try:
+        return AuthSettings(
+            token_ttl=args.token_ttl,
+            scopes=parse_scopes(args.auth_scopes),
+            tool_scopes=parse_tool_scopes(args.auth_tool_scope),
+            client_id=args.auth_client_id,
+            client_secret=args.auth_client_secret,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
 
 
 def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], DemoServer] = DemoServer) -> int:
@@ -134,6 +200,7 @@ def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], D
         )
     except ValueError as exc:
         parser.error(str(exc))
+    auth = _auth_settings(parser, args)
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),
@@ -152,7 +219,7 @@ def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], D
                 return 2
 
             try:
-                return asyncio.run(serve_http(server, args.host, args.port))
+                return asyncio.run(serve_http(server, args.host, args.port, auth=auth))
             except OSError as exc:  # e.g. the port is taken
                 print(f"cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
                 return 1

@@ -23,6 +23,9 @@
   closing that stream cancels the request.
 
 An ``Origin`` header that is not a loopback or the bound host gets 403 (DNS rebinding protection).
+
+With ``--auth`` (:mod:`.auth_http`) every request to ``/mcp`` first needs a Bearer token from the
+demo's own authorization server, served on the same origin (401/403 otherwise).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .auth_http import DemoAuth
+from .auth_server import AuthSettings
 from .http_session import HttpSession, SseConnection, StreamBusy, UnknownEventId
 from .jsonrpc import (
     HEADER_MISMATCH,
@@ -105,18 +110,24 @@ class _SseStream:
 class McpHttpApp:
     """The ASGI application: session table plus the GET/POST/DELETE handlers of ``/mcp``."""
 
-    def __init__(self, server: DemoServer, *, bound_host: str = "127.0.0.1") -> None:
+    def __init__(self, server: DemoServer, *, bound_host: str = "127.0.0.1", auth: DemoAuth | None = None) -> None:
         self.server = server
+        self.auth = auth
         self.sessions: dict[str, HttpSession] = {}
         self._stateless_streams: set[SseConnection] = set()
         self._allowed_origin_hosts = LOOPBACK_HOSTS | {bound_host.strip("[]").lower()}
-        self.asgi = Starlette(routes=[Route("/mcp", self.endpoint, methods=["GET", "POST", "DELETE"])])
+        routes = [Route("/mcp", self.endpoint, methods=["GET", "POST", "DELETE"])]
+        self.asgi = Starlette(routes=routes + (auth.routes if auth is not None else []))
 
     async def endpoint(self, request: Request) -> Response:
         """Route one request on ``/mcp``."""
         origin = request.headers.get("origin")
         if origin is not None and (urlsplit(origin).hostname or "").lower() not in self._allowed_origin_hosts:
             return _http_error(403, f"Forbidden origin: {origin}")
+        if self.auth is not None:
+            refused = await self.auth.guard(request)
+            if refused is not None:
+                return refused
         if request.method == "POST":
             return await self._post(request)
         refused = self._check_version(request)
@@ -354,16 +365,19 @@ async def serve_http(
     port: int = 0,
     *,
     announce: Callable[[str], None] = _announce,
+    auth: AuthSettings | None = None,
 ) -> int:
     """Serve Streamable HTTP on ``host:port`` (0: a free port) until SIGINT/SIGTERM.
 
     ``announce`` gets the endpoint URL once the server accepts connections (by default one
-    line on stdout). Returns the process exit code.
+    line on stdout). With ``auth``, ``/mcp`` is an OAuth protected resource of an authorization
+    server on the same origin (:mod:`.auth_http`). Returns the process exit code.
     """
-    app = McpHttpApp(server, bound_host=host)
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
     url_host = f"[{host.strip('[]')}]" if ":" in host else host
+    demo_auth = DemoAuth(f"http://{url_host}:{bound_port}", auth) if auth is not None else None
+    app = McpHttpApp(server, bound_host=host, auth=demo_auth)
     config = uvicorn.Config(
         app.asgi, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=3
     )

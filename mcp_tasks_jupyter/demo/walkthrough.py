@@ -45,7 +45,7 @@ async def main(speed: float) -> int:
             f"{info['protocol']}, task dialect {info['dialect']}"
         )
         for tool in await client.list_tools():
-            print(f"  tool {tool.name:<13} tasks: {tool.task_support:<9} {tool.description or ''}")
+            print(f"  tool {tool.name:<13} tasks: {tool.task_support or 'per call':<9} {tool.description or ''}")
         started = time.monotonic()
         tasks = {
             "compute": await client.start_task("slow_compute", {"seconds": 3 * speed, "steps": 6}),

@@ -86,6 +86,12 @@ class TaskDialect(ABC):
     def requires_task(self, tool: Tool) -> bool:
         """Whether the tool can only be called as a task."""
 
+    def tool_listed(self, tool: Tool) -> None:
+        """Called for each tool of ``tools/list``: where the server decides per call, a tool that declares
+        no task support reads ``task_support`` None (not "forbidden")."""
+        if self.server_decides and (tool.execution or {}).get("taskSupport") is None:
+            tool.decided_per_call()
+
     supports_list: bool = False
     supports_cancel: bool = False
     supports_delete: bool = False

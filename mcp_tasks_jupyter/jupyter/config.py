@@ -19,6 +19,9 @@ Lookup order for ``%mcp_connect NAME`` (the first file that defines NAME wins):
 3. the user-level file: ``$MTJ_CONFIG`` when set (a file, or a directory holding ``mcp.json``),
    else ``mcp.json`` in ``jupyter_core.paths.jupyter_config_dir()`` (e.g. ``~/.jupyter``).
 
+Beside each ``mcp.json``, VS Code's ``.vscode/mcp.json`` and Jupyter AI's MCP settings are read too
+(``config_sources.py`` has the whole order and their layouts; ``%mcp_servers --config`` lists them).
+
 ``${env:VAR}`` anywhere in a string value is replaced by the environment variable VAR; a missing
 variable is an error naming the variable and the server. Header values and env values (and
 whatever ``${env:...}`` produced) are secrets: no repr, message or table shows them (the runtime
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..oauth import OAuth
 from ..redact import safe_url
 
 FILE_NAME = "mcp.json"
@@ -63,6 +67,8 @@ class ServerConfig:
     display_target: str = ""
     #: Every value that must never be shown (header and env values, expanded variables).
     secrets: frozenset[str] = frozenset()
+    #: ``"oauth"``: settings (sign in with these), False (never sign in), None (when the server asks).
+    oauth: OAuth | bool | None = None
 
     @property
     def transport(self) -> str:
@@ -130,15 +136,13 @@ def read_servers(path: Path) -> dict[str, Any]:
 
 def load_server(name: str, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> ServerConfig:
     """Find ``name`` in the ``mcp.json`` files (see the module docstring) and expand it."""
+    from .config_sources import find_entry, load
+
     environ = os.environ if environ is None else environ
-    paths = search_paths(environ, cwd)
-    seen: list[str] = []
-    for path in paths:
-        servers = read_servers(path)
-        if name in servers:
-            return parse_entry(name, servers[name], path, environ)
-        seen.extend(n for n in servers if n not in seen)
-    looked = ", ".join(str(p) for p in paths)
+    found, sources, seen = find_entry(name, environ, cwd)
+    if found is not None:
+        return load(found, environ)
+    looked = ", ".join(str(s.path) for s in sources)
     known = f" (servers defined: {', '.join(sorted(seen))})" if seen else ""
     raise ConfigError(
         f"no server named {name!r} in {looked}{known}; give a URL or command: %mcp_connect {name} URL_OR_COMMAND"
@@ -190,6 +194,17 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
             raise ConfigError(f'{where}: "url" must start with http:// or https://')
         if entry.get("env"):
             raise ConfigError(f'{where}: "env" applies to stdio servers; this one has a url')
+        oauth = entry.get("oauth")
+        if isinstance(oauth, dict):
+            oauth = {
+                k: expand(v, f"oauth.{k}", secret=k == "client_secret") if isinstance(v, str) else v
+                for k, v in oauth.items()
+            }
+        if oauth is not None and oauth is not False:
+            try:
+                oauth = OAuth.from_config(oauth, where)
+            except (UsageError, TypeError) as exc:
+                raise ConfigError(str(exc)) from None
         return ServerConfig(
             name,
             source,
@@ -198,6 +213,7 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
             dialect=dialect,
             display_target=entry["url"],
             secrets=_scrubbable(secrets),
+            oauth=oauth,
         )
     if "command" not in entry:
         raise ConfigError(f'{where} needs "command" (stdio) or "url" (HTTP)')
@@ -208,6 +224,8 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
     argv = [command, *(expand(a, f"args[{i}]") for i, a in enumerate(args))]
     if entry.get("headers"):
         raise ConfigError(f'{where}: "headers" apply to HTTP servers; this one has a command')
+    if entry.get("oauth"):
+        raise ConfigError(f'{where}: "oauth" applies to HTTP servers; this one has a command')
     display = " ".join([entry["command"], *(str(a) for a in args)])
     return ServerConfig(
         name, source, argv, env=table("env"), dialect=dialect, display_target=display, secrets=_scrubbable(secrets)

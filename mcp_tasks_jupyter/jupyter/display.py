@@ -1,12 +1,16 @@
-"""Showing tasks in a notebook: the live widget beside a static summary that survives saving.
+"""Showing tasks in a notebook: one output per task, the live widget and its static summary together.
 
-``show_task(handle)`` displays two outputs:
+``show_task(handle)`` displays one output (with a display id) whose mime bundle holds:
 
-1. the live :class:`~.widgets.TaskWidget` (needs a kernel to draw; its text/plain is the stable
-   ``<TaskHandle tool on server: status>`` as it was when displayed);
-2. a static summary (``text/html`` + ``text/plain``), created with a display id and updated when the
-   task ends. A notebook saved after its tasks finished therefore shows, without a kernel, what
-   happened (GitHub, nbviewer, a closed JupyterLab tab).
+* the live :class:`~.widgets.TaskWidget` (``application/vnd.jupyter.widget-view+json``), which a front
+  end with the kernel draws, and so shows one box;
+* a static summary (``text/html`` + ``text/plain``) for places without a kernel (a saved notebook on
+  GitHub or nbviewer, nbconvert HTML): what such places draw instead of the widget (nbconvert leaves out
+  a widget whose state the notebook does not keep).
+
+When the task ends the output is updated in place with the same widget and the final summary, so a
+notebook saved after its tasks finished shows their outcome and keeps no stale ``text/plain`` such as
+``<TaskHandle ... working>``.
 
 The summary's text/plain is deterministic: ``slow_compute on demo: running…`` at first, then
 ``slow_compute on demo: completed — <first line of the result>``; no ids, times or durations, so nbval
@@ -27,8 +31,9 @@ from ..render import running_html, running_line, summary_html, summary_line, tas
 from ..tasks import TaskHandle
 
 
-def show_task(handle: TaskHandle) -> None:
-    """Display ``handle`` below the current cell: a live widget and a static summary updated at the end.
+def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
+    """Display ``handle`` below the current cell: one output holding the live widget (on one line
+    with ``compact``) and a static summary (for places without a kernel), updated when the task ends.
 
     Outside IPython it prints the one-line summary instead.
     """
@@ -38,17 +43,28 @@ def show_task(handle: TaskHandle) -> None:
         return
     from IPython.display import display
 
-    from .widgets import bind
+    from .widgets import bind, compact as compact_widget
 
-    display(bind(handle))
-    summary = display(summary_bundle(handle), raw=True, display_id=True)
+    widget = compact_widget(handle) if compact else bind(handle)
+    output = display(task_output(widget), raw=True, display_id=True)
     if not handle.done():
-        _update_when_done(shell, handle, summary)
+        _update_when_done(shell, handle, lambda: task_output(widget), output)
 
 
-def show_board(handles: Sequence[TaskHandle], *, server: str | None = None, status: str | None = None) -> None:
-    """Display a board of ``handles`` with this notebook's other tasks (:func:`make_board`), its
-    filters pre-set to server name ``server`` and status ``status`` (the person can change them).
+def task_output(widget: Any) -> dict[str, Any]:
+    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary
+    (whose ``text/plain`` replaces the widget's)."""
+    bundle = widget._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    return {**(data or {}), **summary_bundle(widget.handle)}
+
+
+def show_board(
+    handles: Sequence[TaskHandle], *, server: str | None = None, status: str | None = None, history: bool = False
+) -> None:
+    """Display a live board of ``handles`` (and every task started later), with the task index's
+    history behind its toggle (:func:`make_board`), its filters pre-set to server name ``server``
+    and status ``status`` (the person can change them); ``history`` shows the history at first.
 
     Outside IPython it prints one line per task that passes the filters.
     """
@@ -59,7 +75,7 @@ def show_board(handles: Sequence[TaskHandle], *, server: str | None = None, stat
         return
     from IPython.display import display
 
-    display(make_board(handles, server=server, status=status))
+    display(make_board(handles, server=server, status=status, history=history))
 
 
 def make_board(
@@ -69,18 +85,21 @@ def make_board(
     status: str | None = None,
     runtime: Any = None,
     listing: bool = True,
+    history: bool = False,
+    follow: bool = True,
 ) -> Any:
-    """A :class:`~.widgets.BoardWidget` of every task this notebook knows, de-duplicated by
-    (server, task id):
+    """A :class:`~.widgets.BoardWidget` of this kernel's tasks, with a history behind a toggle,
+    de-duplicated by (server, task id):
 
-    1. ``handles`` (default: the runtime's), live;
-    2. this notebook's records in the task index of each connection that are not live handles
-       (e.g. from an earlier kernel), with their last known status;
-    3. when ``listing``, for each connection whose dialect offers ``tasks/list``, the server's tasks
-       known neither way (tool "?"), fetched once by a background job of the runtime (in
-       ``board.jobs``); a failure becomes a note on the board, never an exception.
+    1. ``handles`` (default: the runtime's), live; with ``follow`` every task the runtime tracks
+       later joins the board (a board on screen picks up the tasks started after it);
+    2. history: the task index's records of each connection that are not live handles (earlier
+       kernels, other notebooks: each row says which), with their last known status;
+    3. history, when ``listing``: for each connection whose dialect offers ``tasks/list``, the
+       server's tasks known neither way (tool "?"), fetched once by a background job of the
+       runtime (in ``board.jobs``); a failure becomes a note on the board, never an exception.
 
-    ``server``/``status`` pre-select the board's filters.
+    ``server``/``status`` pre-select the board's filters; ``history`` shows the history at first.
     """
     from ..index import notebook_path
     from .runtime import get_runtime
@@ -88,7 +107,9 @@ def make_board(
 
     runtime = get_runtime() if runtime is None else runtime
     handles = list(runtime.handles if handles is None else handles)
-    board = BoardWidget(handles, select_server=server, select_status=status)
+    board = BoardWidget(handles, select_server=server, select_status=status, show_history=history)
+    if follow:
+        board.follow(runtime)
     connections = list(runtime.connections.values())
     # Row ids are random 63-bit numbers (index.py): the same id is the same record, whatever index.
     live_rows = {h.index_row for h in handles if getattr(h, "index_row", None) is not None}
@@ -103,7 +124,7 @@ def make_board(
             board.add_note(f"the task index {index.path} could not be read: {runtime.redact(str(exc))}")
             continue
         for record in records:
-            if record.notebook != notebook or record.id in live_rows:
+            if record.id in live_rows:
                 continue
             board.add_static(
                 tool=record.tool,
@@ -112,6 +133,8 @@ def make_board(
                 message=record.status_message,
                 task_id=record.task_id,
                 created_at=record.created_at,
+                arguments=record.arguments,
+                origin=_origin(record.notebook, notebook),
             )
     board.refresh()  # the index rows are part of the first picture
     if listing:
@@ -127,6 +150,15 @@ def make_board(
                 else:
                     board.jobs.append(job)
     return board
+
+
+def _origin(recorded: str | None, here: str | None) -> str:
+    """Where a history row comes from, in words."""
+    if recorded == here:
+        return "earlier kernel"
+    if recorded is None:
+        return "no notebook"
+    return recorded.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
@@ -147,6 +179,7 @@ async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
             created_at=state.created_at,
             updated_at=state.last_updated_at,
             refresh=True,
+            origin="the server's list",
         )
 
 
@@ -157,8 +190,8 @@ def summary_bundle(handle: TaskHandle) -> dict[str, str]:
     return {"text/plain": summary_line(handle, timing=False), "text/html": summary_html(handle)}
 
 
-def _update_when_done(shell: Any, handle: TaskHandle, summary: Any) -> None:
-    """Replace the summary when ``handle`` ends, now and once more after the next cell.
+def _update_when_done(shell: Any, handle: TaskHandle, bundle_of: Any, output: Any) -> None:
+    """Replace ``output`` by ``bundle_of()`` when ``handle`` ends, now and once more after the next cell.
 
     The first update carries the parent header of the job that finished the task (usually an older
     cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
@@ -170,12 +203,12 @@ def _update_when_done(shell: Any, handle: TaskHandle, summary: Any) -> None:
         if not h.done():
             return
         unsubscribe()
-        bundle = summary_bundle(h)
-        summary.update(bundle, raw=True)
+        bundle = bundle_of()
+        output.update(bundle, raw=True)
 
         def again(*_: Any) -> None:
             shell.events.unregister("post_run_cell", again)
-            summary.update(bundle, raw=True)
+            output.update(bundle, raw=True)
 
         shell.events.register("post_run_cell", again)
 

@@ -252,6 +252,7 @@ TASK_OPTIONS = (
     _Option(("--answers",), "answers", True, "JSON mapping"),
     _Option(("--cache",), "cache", False),
     _Option(("--refresh",), "refresh", False),
+    _Option(("--compact",), "compact", False),
 )
 
 
@@ -268,6 +269,8 @@ class TaskCall:
     answers: dict[str, Any] | None = None
     #: Reuse the stored result of an identical earlier completed call (``--cache``).
     cache: bool = False
+    #: Show the task on one line (``--compact``).
+    compact: bool = False
 
     @property
     def label(self) -> str:
@@ -337,6 +340,7 @@ def parse_task_line(
         answers=answers,
         # --refresh forces a new run (and wins over --cache)
         cache=bool(found.get("cache")) and not found.get("refresh"),
+        compact=bool(found.get("compact")),
     )
 
 
@@ -581,6 +585,10 @@ class TasksArgs:
     status: str | None = None
     resume: bool = False
     clear: bool = False
+    #: ``--export PATH``: write the provenance of this notebook's tasks there.
+    export: str | None = None
+    #: Show the task index's history on the board at first (``--history``).
+    history: bool = False
 
 
 def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | None, str | None]:
@@ -590,11 +598,12 @@ def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | N
 
 
 def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
-    """``%mcp_tasks [NAME] [--status S | --resume | --clear]`` (options before or after NAME)."""
+    """``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH`` (options before
+    or after NAME)."""
     words = [expand(w) for w in split_words(line)]
     names = [w for w in words if not w.startswith("-")]
-    status: str | None = None
-    flags = {"--resume": False, "--clear": False}
+    values: dict[str, str] = {}
+    flags = {"--resume": False, "--clear": False, "--history": False}
     i = 0
     while i < len(words):
         word = words[i]
@@ -602,8 +611,12 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
             flags[word] = True
         elif word.startswith("-"):
             key, eq, inline = word.partition("=")
-            if key not in ("--status", "-s"):
-                raise ArgumentError(f"%mcp_tasks: unknown option {key!r} (options: --status S, --resume, --clear)")
+            option = {"--status": "--status", "-s": "--status", "--export": "--export"}.get(key)
+            if option is None:
+                raise ArgumentError(
+                    f"%mcp_tasks: unknown option {key!r} "
+                    "(options: --status S, --history, --resume, --clear, --export PATH)"
+                )
             if eq:
                 value = inline
             elif i + 1 < len(words):
@@ -611,16 +624,26 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
                 value = words[i]
                 names.remove(value)
             else:
-                raise ArgumentError("%mcp_tasks: --status needs a value")
-            if value not in TASK_STATUSES:
+                raise ArgumentError(f"%mcp_tasks: {option} needs a value")
+            if option == "--status" and value not in TASK_STATUSES:
                 raise ArgumentError(f"%mcp_tasks: unknown status {value!r} (one of {', '.join(TASK_STATUSES)})")
-            status = value
+            values[option] = value
         i += 1
     if len(names) > 1:
         raise ArgumentError(f"%mcp_tasks: expected at most one server name, got {' '.join(names)}")
-    if sum(flags.values()) + (status is not None) > 1:
-        raise ArgumentError("%mcp_tasks: give one of --status S, --resume, --clear")
-    return TasksArgs(names[0] if names else None, status, flags["--resume"], flags["--clear"])
+    board = "--status" in values or flags["--history"]
+    if flags["--resume"] + flags["--clear"] + ("--export" in values) + board > 1:
+        raise ArgumentError(
+            "%mcp_tasks: give one of --status S (with --history), --resume, --clear, --export PATH"
+        )
+    return TasksArgs(
+        names[0] if names else None,
+        values.get("--status"),
+        flags["--resume"],
+        flags["--clear"],
+        values.get("--export"),
+        flags["--history"],
+    )
 
 
 def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> str | None:

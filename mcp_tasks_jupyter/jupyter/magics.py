@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Coroutine
@@ -24,9 +25,11 @@ from IPython.display import display as ipython_display
 from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
+from ..provenance import export_notebook
 from ..tasks import TaskHandle
-from . import comm, display, questions, transform
-from .config import load_server
+from . import comm, completion, display, interrupts, questions, sign_in, transform
+from .config import ConfigError, load_server
+from .config_sources import config_table
 from .magic_args import (
     ArgumentError,
     TaskRef,
@@ -39,6 +42,7 @@ from .magic_args import (
 from .pending import Pending, one_line
 from .runtime import Runtime, get_runtime
 from .tables import servers_table, tools_table
+from .widgets.compact_widget import COMPACT_AFTER
 
 _formatter = DollarFormatter()
 #: Names %mcp_connect can expand without an import: {sys.executable}, {os.environ[...]}.
@@ -52,6 +56,8 @@ class MCPMagics(Magics):
     def __init__(self, shell: Any, runtime: Runtime | None = None) -> None:
         super().__init__(shell)
         self.runtime = runtime if runtime is not None else get_runtime()
+        #: (execution count of the cell, tasks it asked for): many tasks in one cell show compact.
+        self._cell_tasks: tuple[Any, int] = (None, 0)
 
     @property
     def user_ns(self) -> dict[str, Any]:
@@ -96,6 +102,12 @@ class MCPMagics(Magics):
         user's Jupyter config directory (or ``$MTJ_CONFIG``); ``${env:VAR}`` in it comes from the
         environment. Options given here are added to the file's headers and env.
 
+        An HTTP server that asks you to sign in (OAuth) gets a "Sign in to NAME" link in the cell:
+        it opens the sign-in in a new tab, and the cell goes on once you are signed in. Tokens are
+        kept for the next time (``%mcp_logout NAME`` forgets them). ``"oauth": {...}`` in mcp.json
+        sets ``client_id``, ``client_secret``, ``scopes``, ``redirect_port``; ``"oauth": false``
+        never signs in.
+
         Connecting again with a NAME in use replaces that connection once the new one is up; its
         unfinished tasks keep running on the server (``%mcp_result NAME:TASK_ID`` picks one up).
         Header and env values are never shown.
@@ -103,6 +115,7 @@ class MCPMagics(Magics):
         args = self._parse(parse_connect_line, self._expander(local_ns, fallback=_CONNECT_NAMES)(line))
         headers, env = dict(args.headers), dict(args.env)
         secrets: frozenset[str] = frozenset()
+        oauth: Any = None
         if args.target is None:
             try:
                 config = load_server(args.name)
@@ -112,6 +125,7 @@ class MCPMagics(Magics):
             headers, env = {**config.headers, **headers}, {**config.env, **env}
             dialect = args.dialect or config.dialect or "auto"
             shown, source, secrets = config.display_target, str(config.source), config.secrets
+            oauth = config.oauth
         else:
             target = args.target
             dialect = args.dialect or "auto"
@@ -129,6 +143,7 @@ class MCPMagics(Magics):
                 display_target=shown,
                 source=source,
                 secrets=secrets,
+                oauth=oauth,
                 **options,
             ),
             f"mcp-connect {args.name}",
@@ -150,6 +165,48 @@ class MCPMagics(Magics):
             redact=lambda text: runtime.redact(_scrub(text, secrets, headers, env)),
         )
 
+    # -- %mcp_login, %mcp_logout ---------------------------------------------------------------
+
+    @line_magic
+    def mcp_login(self, line: str) -> Pending:
+        """Sign in to a connected server with OAuth now (e.g. as another account, or for more scope).
+
+        Usage::
+
+            %mcp_login NAME
+        """
+        name = self._one_name(line, "mcp_login")
+        client = self._client(name, f"%mcp_login {name}")
+        job = self._job(sign_in.login(name, client), f"mcp-login {name}")
+
+        async def report(text: str) -> None:
+            print(text)
+
+        return Pending(f"%mcp_login {name}", job, report, quiet=True, redact=self.runtime.redact)
+
+    @line_magic
+    def mcp_logout(self, line: str) -> None:
+        """Forget the OAuth tokens of a server (connected, or configured in mcp.json): the next request
+        that needs them asks you to sign in again.
+
+        Usage::
+
+            %mcp_logout NAME
+        """
+        name = self._one_name(line, "mcp_logout")
+        client = self.runtime.clients.get(name)
+        url = None
+        if client is None:
+            try:
+                config = load_server(name)
+            except MCPError as exc:
+                raise UsageError(one_line(f"%mcp_logout {name}", exc)) from None
+            url = config.target if isinstance(config.target, str) else None
+        try:
+            sign_in.logout(name, client, url)
+        except MCPError as exc:
+            raise UsageError(one_line("", exc)) from None
+
     # -- %mcp_servers --------------------------------------------------------------------------
 
     @line_magic
@@ -158,10 +215,18 @@ class MCPMagics(Magics):
         dialect (and why it was chosen), the server's task capabilities, open tasks, state, and the
         names (never the values) of headers and env variables.
 
-        Usage: ``%mcp_servers``
+        Usage: ``%mcp_servers [--config]``; ``--config`` lists every server configured in the files
+        ``%mcp_connect NAME`` reads (``mcp.json``, ``.vscode/mcp.json``, Jupyter AI's settings), the
+        file each came from and which one a name resolves to.
         """
+        if line.strip() == "--config":
+            try:
+                ipython_display(config_table())
+            except ConfigError as exc:
+                raise UsageError(f"%mcp_servers --config: {exc}") from None
+            return
         if line.strip():
-            raise UsageError(f"%mcp_servers takes no arguments (got {line.strip()!r})")
+            raise UsageError(f"%mcp_servers takes no arguments but --config (got {line.strip()!r})")
         table = servers_table(self.runtime.connections.values(), self.runtime.redact)
         if not self.runtime.connections:
             table.notes.append("Connect with %mcp_connect NAME URL_OR_COMMAND.")
@@ -215,7 +280,7 @@ class MCPMagics(Magics):
             %%mcp_task [OPTIONS] NAME:TOOL [key=value ...]
             <arguments as a JSON object or YAML mapping>
 
-            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh]
+            OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] [--compact]
 
         ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
         any order; everything after it is ``key=value``. A value is JSON when it parses as JSON
@@ -239,8 +304,10 @@ class MCPMagics(Magics):
                          server, tool and arguments, from the task index) at once, without asking
                          the server; the summary says "cached". Nothing is cached unless asked.
         ``--refresh``    run the call anew even with ``--cache``.
+        ``--compact``    show the task on one line (status, arguments, progress, outcome, cancel).
 
-        The task is shown below the cell as it runs. Errors in the arguments, unknown servers or
+        The task is shown below the cell as it runs; on one line when the cell starts more than
+        a few tasks (a loop, several magics) or with ``--compact``. Errors in the arguments, unknown servers or
         tools, missing required arguments and refusals by the server fail the cell with one line.
         Interrupting the cell never cancels the task: use ``%mcp_cancel``.
         """
@@ -262,30 +329,37 @@ class MCPMagics(Magics):
                 bind_when_done(user_ns, call.out, handle)
             return handle
 
+        many = self._count_task_of_cell() > COMPACT_AFTER
+
         async def then(handle: TaskHandle) -> Any:
-            display.show_task(handle)
+            display.show_task(handle, compact=call.compact or pending.many or many)
             if call.wait:
                 return await handle
             return handle
 
-        return Pending(
+        pending = Pending(
             call.label,
             self._job(create(), f"mcp-task {call.label}"),
             then,
             quiet=not call.wait,
             redact=runtime.redact,
         )
+        return pending
 
     # -- %mcp_tasks ----------------------------------------------------------------------------
 
     @line_magic
     def mcp_tasks(self, line: str) -> None:
-        """Show a live board of this kernel's tasks, with this notebook's earlier ones from the task
-        index and, where the server offers ``tasks/list``, the server's own (searchable, sortable,
-        50 rows a page; NAME and S only pre-select the board's filters).
+        """Show a live board of this kernel's tasks; tasks started later join it. Behind its
+        "history" toggle: the task index's earlier tasks (earlier kernels, other notebooks) and,
+        where the server offers ``tasks/list``, the server's own. Searchable, sortable, 50 rows a
+        page; tick rows to cancel them, or cancel every running one. NAME and S only pre-select
+        the board's filters.
 
-        Usage: ``%mcp_tasks [NAME] [--status S | --resume | --clear]``, S one of working,
-        input_required, completed, failed, cancelled, expired, lost.
+        Usage: ``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH``, S one
+        of working, input_required, completed, failed, cancelled, expired, lost.
+
+        ``--history`` show the history at first.
 
         ``--resume``  attach again to this notebook's unfinished tasks (from the task index) on
                       server NAME (default: every connection), e.g. after a kernel restart: each is
@@ -293,6 +367,9 @@ class MCPMagics(Magics):
                       longer knows are marked lost (or expired) in the index, saying why.
         ``--clear``   remove the finished tasks' records from the task index (SEP-1686 servers are
                       also asked to delete them).
+        ``--export PATH``  write the provenance of this kernel's tasks and this notebook's recorded
+                      ones (of server NAME) to PATH: JSON Lines, or CSV for ``.csv``
+                      (``mcp_tasks_jupyter.provenance``).
         """
         args = self._parse(parse_tasks_args, line)
         server, status = args.server, args.status
@@ -310,6 +387,10 @@ class MCPMagics(Magics):
             and all(h.server != server for h in runtime.handles)
         ):
             raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
+        if args.export is not None:
+            count = export_notebook(runtime.handles, runtime.task_index(), args.export, server=server)
+            print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {args.export}")
+            return None
         if args.resume:
             self._resume(server)
             return None
@@ -320,7 +401,7 @@ class MCPMagics(Magics):
                 raise UsageError(one_line("%mcp_tasks --clear", exc)) from None
             print(f"removed {count} finished task record{'' if count == 1 else 's'}")
             return None
-        display.show_board(runtime.handles, server=server, status=status)
+        display.show_board(runtime.handles, server=server, status=status, history=args.history)
         return None
 
     def _resume(self, server: str | None) -> None:
@@ -351,7 +432,7 @@ class MCPMagics(Magics):
         what = f"%mcp_cancel {ref.ref}"
 
         async def cancel() -> TaskHandle:
-            target = handle if handle is not None else runtime.attach(task_id, server)
+            target = handle if handle is not None else await runtime.attach_known(task_id, server)
             await target.cancel()
             return target
 
@@ -383,7 +464,7 @@ class MCPMagics(Magics):
         async def find() -> tuple[TaskHandle, bool]:
             if handle is not None:
                 return handle, False
-            return runtime.attach(task_id, server), True
+            return await runtime.attach_known(task_id, server), True
 
         async def collect(found: tuple[TaskHandle, bool]) -> Any:
             target, fresh = found
@@ -397,6 +478,12 @@ class MCPMagics(Magics):
         return Pending(what, self._job(find(), "mcp-result"), collect, redact=runtime.redact)
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _one_name(self, line: str, magic: str) -> str:
+        name: str | None = self._parse(parse_server_name, line, magic=magic)
+        if name is None:
+            raise UsageError(f"%{magic} NAME: give the name of the connection (see %mcp_servers)")
+        return name
 
     def _parse(self, parser: Callable[..., Any], line: str, **kwargs: Any) -> Any:
         try:
@@ -422,6 +509,13 @@ class MCPMagics(Magics):
                 return text  # as IPython does: what cannot be expanded stays as written
 
         return expand
+
+    def _count_task_of_cell(self) -> int:
+        """How many tasks the running cell has asked for, this one included."""
+        cell = getattr(self.shell, "execution_count", None)
+        count = self._cell_tasks[1] + 1 if self._cell_tasks[0] == cell else 1
+        self._cell_tasks = (cell, count)
+        return count
 
     def _job(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         try:
@@ -476,6 +570,24 @@ class MCPMagics(Magics):
         return None, name, task_id
 
 
+def plain_help(doc: str) -> str:
+    """A magic's docstring as ``%mcp_task?`` shows it: plain text, without the reST markup the
+    source uses (````code````, ``::`` before a block, ``:role:`` names)."""
+    text = re.sub(r":[a-z]+:`~?\.*([^`]+)`", r"\1", doc)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"(\S)::\n", r"\1:\n", text)
+    return re.sub(r"\s::\n", "\n", text)
+
+
+def _plain_magic_help() -> None:
+    for name, member in vars(MCPMagics).items():
+        if name.startswith("mcp_") and callable(member) and member.__doc__:
+            member.__doc__ = plain_help(member.__doc__)
+
+
+_plain_magic_help()
+
+
 def bind_when_done(namespace: dict[str, Any], name: str, handle: TaskHandle) -> None:
     """Set ``namespace[name]`` to the handle's ToolResult the moment it completes successfully."""
 
@@ -511,9 +623,15 @@ def _scrub(text: str, secrets: frozenset[str], headers: dict[str, str], env: dic
 
 def load(shell: Any) -> None:
     """Register the magics and the awaiting transformer on ``shell`` (``%load_ext`` calls this)."""
+    from .map_magics import MapMagics  # it extends MCPMagics: imported once this module is
+
     if "MCPMagics" not in shell.magics_manager.registry:
         shell.register_magics(MCPMagics(shell))
+    if "MapMagics" not in shell.magics_manager.registry:
+        shell.register_magics(MapMagics(shell))
     transform.install(shell)
+    interrupts.install(shell)  # an interrupted wait for a task: one line, the handle stays bound
+    completion.install(shell, get_runtime())  # Tab in the %mcp_* magics: names, tools, argument keys
     questions.install(shell)  # a task's question becomes a form in its widget
     comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
 
@@ -521,11 +639,14 @@ def load(shell: Any) -> None:
 def unload(shell: Any) -> None:
     """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
     transform.uninstall(shell)
-    magics = shell.magics_manager.registry.pop("MCPMagics", None)
-    if magics is not None:
-        for kind, table in magics.magics.items():
-            for name in table:
-                shell.magics_manager.magics[kind].pop(name, None)
+    interrupts.uninstall(shell)
+    completion.uninstall(shell)
+    for registered in ("MCPMagics", "MapMagics"):
+        magics = shell.magics_manager.registry.pop(registered, None)
+        if magics is not None:
+            for kind, table in magics.magics.items():
+                for name in table:
+                    shell.magics_manager.magics[kind].pop(name, None)
 
 
 __all__ = ["MCPMagics", "bind_when_done", "load", "unload"]

@@ -46,6 +46,9 @@ class Pending:
         self._job = job
         self._then = then
         self._redact = redact
+        #: Set by the cell rewrite when the cell starts many tasks (a loop, several magics): the
+        #: magic then shows its task compact.
+        self.many = False
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._settle().__await__()
@@ -59,17 +62,46 @@ class Pending:
         except MCPError as exc:
             raise UsageError(self._redact(one_line(self.what, exc))) from None
 
+    def started(self) -> Any:
+        """The job's value once it has one (e.g. the TaskHandle a ``--wait`` magic then waits
+        for), else None."""
+        job = self._job
+        if job.done() and not job.cancelled() and job.exception() is None:
+            return job.result()
+        return None
+
     def __repr__(self) -> str:
         state = "done" if self._job.done() else "running"
         return f"<pending {self.what} ({state}): await it for its value>"
 
 
-async def settle(value: Any, bare: bool = False) -> Any:
-    """What transformed cells await: a Pending's value (None for a quiet one used as a statement)."""
-    if isinstance(value, Pending):
+async def settle(value: Any, bare: bool = False, target: str | None = None, many: bool = False) -> Any:
+    """What transformed cells await: a Pending's value (None for a quiet one used as a statement).
+
+    When the cell is interrupted while the magic waits for a task it has started (``--wait``),
+    the task runs on: its handle is bound to ``target`` (the variable the cell assigns to) and
+    :class:`~.interrupts.StillRunning` ends the cell with one line instead of a traceback.
+    """
+    if not isinstance(value, Pending):
+        return value
+    value.many = value.many or many
+    try:
         result = await value
-        return None if bare and value.quiet else result
-    return value
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        from ..tasks import TaskHandle
+        from .interrupts import StillRunning
+
+        handle = value.started()
+        if not isinstance(handle, TaskHandle) or handle.done():
+            raise
+        if target is not None:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+            if shell is not None:
+                shell.user_ns[target] = handle
+        raise StillRunning(handle, target) from None
+    return None if bare and value.quiet else result
 
 
 def one_line(what: str, exc: BaseException) -> str:

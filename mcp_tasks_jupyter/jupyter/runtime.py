@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..client import Client, connect as open_connection
-from ..errors import TaskLost, UsageError
+from ..errors import TaskLost, TaskNotFound, UsageError
 from ..index import TaskIndex, default_index
+from ..oauth import OAuth
 from ..protocol.tasks import question_task_id
 from ..redact import register_all, safe_url, scrub
 from ..tasks import TaskHandle
 from .config import redact
 from .magic_args import NAME_RE
+from .sign_in import notebook_hook, wants_oauth
 
 if TYPE_CHECKING:
     from .comm import TasksChannel
@@ -100,6 +102,7 @@ class Runtime:
         display_target: str | None = None,
         source: str = "code",
         secrets: frozenset[str] | set[str] = frozenset(),
+        oauth: OAuth | bool | None = None,
         **options: Any,
     ) -> Client:
         """Connect to ``target`` (URL, command string or argv) under ``name``; return the Client.
@@ -108,11 +111,16 @@ class Runtime:
         handles end with TaskLost; the tasks stay on the server). ``options`` go to
         :func:`mcp_tasks_jupyter.connect` (e.g. ``elicitation_handler``); by default the runtime
         answers questions itself (preset ``answers`` of ``start_task``, then ``question_handler``).
+        An HTTP server without an ``Authorization`` header of the user's is signed in to with OAuth
+        when it asks (a "Sign in" link in the cell); ``oauth``: settings for that (``mtj.OAuth``),
+        or False never to sign in.
         """
         self._bind_loop()
         if not NAME_RE.match(name):
             raise UsageError(f"{name!r} is not a usable connection name (letters, digits, _ . -; no ':')")
         register_all(secrets)  # expanded ${env:...} values (headers and env are registered by the transports)
+        if "auth" not in options and oauth is not False and wants_oauth(target, headers):
+            options["auth"] = notebook_hook(name, str(target), oauth if isinstance(oauth, OAuth) else None)
         shown = (
             display_target
             if display_target is not None
@@ -297,6 +305,24 @@ class Runtime:
             return known
         client = self.client(server if server is not None or known is None else known.server)
         return self.track(client.attach(task_id, tool=tool if tool or known is None else known.tool))
+
+    async def attach_known(self, task_id: str, server: str | None = None) -> TaskHandle:
+        """:meth:`attach`, once the server has said it has ``task_id`` (one ``tasks/get``); a task
+        nobody knows raises TaskNotFound and leaves nothing behind (no handle, no index row)."""
+        self._bind_loop()
+        known = self.find(task_id, server=server)
+        if known is not None and not self.needs_reattach(known):
+            return known
+        client = self.client(server if server is not None or known is None else known.server)
+        try:
+            await client.dialect.get(task_id)
+        except TaskNotFound as exc:
+            raise TaskNotFound(
+                f"no task {task_id!r} on {client.name}: neither this kernel nor the server knows it "
+                f"(the server said: {exc.detail}); %mcp_tasks lists the tasks known here",
+                server=client.name,
+            ) from None
+        return self.attach(task_id, client.name)
 
     def needs_reattach(self, handle: TaskHandle) -> bool:
         """Whether ``handle`` ended only because its connection was closed or replaced here, so

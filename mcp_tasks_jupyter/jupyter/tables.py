@@ -180,10 +180,12 @@ def tools_table(server: str, tools: Sequence[Tool], dialect: Any = None) -> Tabl
 
 def task_support(tool: Tool, dialect: Any = None) -> str:
     """The tool's declared task support and, given the connection's dialect, how a call runs."""
+    if tool.task_support is None:
+        return "server decides per call"
     if dialect is None:
         return tool.task_support
     if getattr(dialect, "server_decides", False):
-        return "server decides per call"
+        return f"{tool.task_support} (server decides per call)"
     how = "runs as a task" if dialect.runs_as_task(tool) else "plain call"
     return f"{tool.task_support} ({how})"
 

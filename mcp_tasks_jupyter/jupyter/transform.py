@@ -9,7 +9,10 @@ for the magic's work while every background job keeps running.
 
 Only the call is rewritten (by position, so the rest of the cell is byte for byte what IPython
 produced). A magic that is a statement of its own gets ``bare=True`` so a value it has already
-displayed is not shown twice.
+displayed is not shown twice; one assigned to a plain variable (``r = %mcp_task --wait ...``) gets
+``target='r'``, so an interrupted wait still leaves the task's handle in ``r`` (``interrupts.py``).
+An ``mcp_task`` call in a loop, or in a cell with more than ``COMPACT_AFTER`` of them, gets
+``many=True``: the cell starts many tasks, so each is shown on one line (the compact widget).
 
 Limits: calls inside ``def``, ``lambda``, ``class`` bodies and comprehensions are left alone (an
 ``await`` there would change what the code means), as are magics run under another cell magic
@@ -25,9 +28,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .pending import HELPER_NAME, settle
+from .widgets.compact_widget import COMPACT_AFTER
 
 #: The magics whose calls are awaited.
-AWAITING_MAGICS = frozenset({"mcp_connect", "mcp_tools", "mcp_task", "mcp_cancel", "mcp_result"})
+AWAITING_MAGICS = frozenset({"mcp_connect", "mcp_tools", "mcp_task", "mcp_cancel", "mcp_result", "mcp_map"})
 _METHODS = ("run_line_magic", "run_cell_magic")
 _SCOPES = (
     ast.FunctionDef,
@@ -53,14 +57,18 @@ def rewrite(source: str, magics: Iterable[str] = AWAITING_MAGICS, helper: str = 
     found = list(_magic_calls(tree, names, helper))
     if not found:
         return source
+    tasks = sum(1 for call, _bare, _target, _loop in found if _magic_name(call) == "mcp_task")
     data = source.encode("utf-8")
     starts = _line_starts(data)
     edits: list[tuple[int, bytes]] = []
-    for call, bare in found:
+    for call, bare, target, in_loop in found:
         assert call.end_lineno is not None and call.end_col_offset is not None
         begin = starts[call.lineno - 1] + call.col_offset
         end = starts[call.end_lineno - 1] + call.end_col_offset
-        edits.append((end, b", bare=True)" if bare else b")"))
+        tail = ", bare=True" if bare else f", target={target!r}" if target else ""
+        if _magic_name(call) == "mcp_task" and (in_loop or tasks > COMPACT_AFTER):
+            tail += ", many=True"
+        edits.append((end, (tail + ")").encode()))
         edits.append((begin, f"await {helper}(".encode()))
     for offset, text in sorted(edits, key=lambda edit: edit[0], reverse=True):
         data = data[:offset] + text + data[offset:]
@@ -75,18 +83,34 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _magic_calls(tree: ast.AST, names: frozenset[str], helper: str) -> Iterator[tuple[ast.Call, bool]]:
-    """(call, is a statement of its own) for each awaitable magic call outside nested scopes."""
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+def _magic_name(call: ast.Call) -> Any:
+    first = call.args[0]
+    return first.value if isinstance(first, ast.Constant) else None
+
+
+def _magic_calls(
+    tree: ast.AST, names: frozenset[str], helper: str
+) -> Iterator[tuple[ast.Call, bool, str | None, bool]]:
+    """(call, is a statement of its own, the plain variable it is assigned to, inside a loop) for
+    each awaitable magic call outside nested scopes, in source order."""
+    found: list[tuple[ast.Call, bool, str | None, bool]] = []
+    stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
     while stack:
-        node, parent = stack.pop()
+        node, parent, in_loop = stack.pop()
         if isinstance(node, ast.Call) and _is_magic_call(node, names):
             if not isinstance(parent, ast.Await) and not _is_helper_call(parent, helper):
-                yield node, isinstance(parent, ast.Expr)
+                target = None
+                if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                    name = parent.targets[0]
+                    target = name.id if isinstance(name, ast.Name) else None
+                found.append((node, isinstance(parent, ast.Expr), target, in_loop))
             continue
+        looping = in_loop or isinstance(node, (ast.For, ast.AsyncFor, ast.While))
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _SCOPES):
-                stack.append((child, node))
+                stack.append((child, node, looping))
+    found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+    yield from found
 
 
 def _is_magic_call(node: ast.Call, names: frozenset[str]) -> bool:

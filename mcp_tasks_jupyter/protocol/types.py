@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from .bounds import clip
 
@@ -158,12 +158,24 @@ class Tool(WireModel):
     annotations: dict[str, Any] | None = None
     execution: dict[str, Any] | None = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    # Set by the dialect (never by the wire): this server's tool list declares no task support.
+    _decided_per_call: bool = PrivateAttr(default=False)
 
     @property
-    def task_support(self) -> TaskSupport:
-        """``forbidden`` / ``optional`` / ``required`` from ``execution.taskSupport`` (absent = forbidden)."""
+    def task_support(self) -> TaskSupport | None:
+        """``forbidden`` / ``optional`` / ``required`` from ``execution.taskSupport`` (absent = forbidden);
+        None when the server decides per call (a dialect whose ``tools/list`` carries no task support,
+        e.g. ``ext``, and the tool declares none)."""
         value = (self.execution or {}).get("taskSupport")
-        return value if value in ("optional", "required") else "forbidden"
+        if value in ("optional", "required"):
+            return value  # type: ignore[no-any-return]
+        if value is None and self._decided_per_call:
+            return None
+        return "forbidden"
+
+    def decided_per_call(self) -> None:
+        """Mark the tool as listed by a server that decides per call whether a call becomes a task."""
+        self._decided_per_call = True
 
     @property
     def required_arguments(self) -> list[str]:

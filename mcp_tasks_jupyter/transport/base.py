@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidMessage, MCPError
 from ..protocol.jsonrpc import Message, RequestId
+
+if TYPE_CHECKING:
+    from .auth import AuthHook
 
 
 class TransportEvents(Protocol):
@@ -44,6 +47,8 @@ class Transport(ABC):
 
     #: Whether request metadata also travels in headers (HTTP): the session then computes them.
     carries_headers: bool = False
+    #: The connection's auth hook (OAuth), if it has one (see ``transport/auth.py``).
+    auth: AuthHook | None = None
 
     @abstractmethod
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:

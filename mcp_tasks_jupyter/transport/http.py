@@ -49,6 +49,7 @@ from ..errors import (
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
 from ..redact import register_all, register_url, safe_url
+from .auth import AuthHook
 from .base import Transport, TransportEvents
 from .http_answers import (
     MAX_ERROR_BODY_BYTES,
@@ -102,7 +103,14 @@ class StreamableHTTPTransport(Transport):
     kind = "http"
     carries_headers = True
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        auth: AuthHook | None = None,
+    ) -> None:
         self.url = url  # the real URL (its userinfo too) for requests; shown: the label, without it
         register_url(url)
         register_all(headers)
@@ -133,6 +141,10 @@ class StreamableHTTPTransport(Transport):
         self.stateless = False
         self._closed = False
         self._slots = _Slots(MAX_EXCHANGES, SLOT_HOLD_S)
+        #: Where credentials come from beyond ``headers`` (OAuth); its headers win over the user's.
+        self.auth = auth
+        if auth is not None:
+            auth.on_change(self._rebuild_headers)
         self._rebuild_headers()
 
     @property
@@ -155,8 +167,10 @@ class StreamableHTTPTransport(Transport):
 
     def _rebuild_headers(self) -> None:
         """The headers of every POST and GET, built here and only here (once per change of what
-        goes in them: the user's headers, the session id, the protocol version)."""
+        goes in them: the user's headers, the auth hook's, the session id, the protocol version)."""
         common = CIMultiDict(self._user_headers)
+        if self.auth is not None:
+            common.update(self.auth.headers())
         if self._url_auth is not None and "Authorization" not in common:
             common["Authorization"] = self._url_auth
         if self.session_id:
@@ -231,6 +245,8 @@ class StreamableHTTPTransport(Transport):
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._slots.close()
+        if self.auth is not None:
+            await self.auth.aclose()
         client = self._client
         if client is None:
             return
@@ -364,7 +380,8 @@ class StreamableHTTPTransport(Transport):
     def _auth_failure(
         self, response: aiohttp.ClientResponse, what: str, body: bytes, more: bool
     ) -> AuthenticationFailed:
-        return auth_failure(response, what, body_text(body, more), tuple(self._user_headers), self.server_name)
+        names = tuple(self._user_headers) + (tuple(self.auth.headers()) if self.auth is not None else ())
+        return auth_failure(response, what, body_text(body, more), names, self.server_name)
 
     # -- SSE streams ---------------------------------------------------------------------------
 
@@ -490,10 +507,13 @@ class StreamableHTTPTransport(Transport):
     async def _listen_loop(self, position: StreamPosition, first_try: asyncio.Future[None]) -> None:
         backoff = 0.0
         while not self._closed:
+            version = self.auth.version if self.auth is not None else 0
             try:
                 response = await self._open_get(_resume_id(position))
             except AuthenticationFailed as exc:
                 self.listening = False
+                if self.auth is not None and await self._renewed(exc, version):
+                    continue
                 log.warning("%s: no event stream for server messages: %s", self.server_name, exc.detail)
                 return  # the same credentials would be refused again: no reconnecting
             except HTTPStatusError as exc:
@@ -528,6 +548,15 @@ class StreamableHTTPTransport(Transport):
                 backoff = min(MAX_LISTEN_BACKOFF_S, max(1.0, backoff * 2))
                 delay = backoff
             await asyncio.sleep(delay)
+
+    async def _renewed(self, failure: AuthenticationFailed, version: int) -> bool:
+        """Whether the auth hook put new credentials in place after ``failure`` (errors: no)."""
+        assert self.auth is not None
+        try:
+            return await self.auth.challenged(failure, version)
+        except MCPError as exc:
+            log.warning("%s: %s", self.server_name, exc.detail)
+            return False
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()

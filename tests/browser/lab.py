@@ -8,6 +8,7 @@ own browser download is never used. A missing browser is an error, not a skip.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import time
 import urllib.error
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.paths import PYTHON
+from tests.support.paths import PYTHON, REPO_ROOT
 from tests.support.processes import PeerProcess, free_port, python_env, spawn
 
 CHROMIUM = "/usr/bin/chromium"
@@ -60,6 +61,16 @@ def lab_env(home: Path) -> dict[str, str]:
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[name] = str(home / sub)
     env["MTJ_INDEX"] = str(home / "tasks.sqlite3")
+    env["MTJ_TOKENS"] = str(home / "tokens")
+    # The JupyterLab extension as built in this checkout (npm run build), ahead of an installed copy
+    # (of another checkout, say): $JUPYTER_PATH comes first on JupyterLab's extension path.
+    data = home / "data"
+    (data / "labextensions").mkdir(parents=True, exist_ok=True)
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(data), env.get("JUPYTER_PATH")) if p)
+    built = REPO_ROOT / "mcp_tasks_jupyter" / "labextension"
+    link = data / "labextensions" / "mcp-tasks-jupyter"
+    if (built / "static").is_dir() and not link.exists():
+        link.symlink_to(built, target_is_directory=True)
     env.pop("MTJ_CONFIG", None)
     # No news or update pop-ups over the page.
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"

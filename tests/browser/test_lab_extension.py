@@ -43,7 +43,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 @pytest.fixture(scope="module")
 def page(lab: Lab) -> Iterator[Page]:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SHOTS.glob("*.png"):
+    for old in [*SHOTS.glob("[0-9][0-9]-*.png"), *SHOTS.glob("failed-*.png")]:  # this module's only
         old.unlink()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

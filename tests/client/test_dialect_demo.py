@@ -220,3 +220,27 @@ async def test_ext_question_before_the_task_exists_is_a_multi_round_trip(connect
         result = await asyncio.wait_for(task, WAIT)
     assert asked == ["What is your name?"] and task.runs_as_task and task.task_id
     assert result.text == "Hello, Ada! (from a task)"
+
+
+async def test_task_support_as_the_server_says_it(connect, dialect):
+    """2025-11-25 lists each tool's task support; ext lists none (the server decides per call), so a
+    tool reads None there, not "forbidden", the tools table says so, and it runs as a task."""
+    from mcp_tasks_jupyter.jupyter.tables import tools_table
+
+    async with connect() as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        table = tools_table("demo", list(tools.values()), client.dialect)
+        support = {row[0]: row[1] for row in table.rows}
+        if dialect == "2025-11-25":
+            assert tools["research"].task_support == "required"
+            assert support["research"] == "required (runs as a task)"
+        elif dialect == "sep1686":  # the demo lists 2025-11-25's hint there too, and it is believed
+            assert tools["research"].task_support == "required"
+            assert support["research"] == "required (server decides per call)"
+        else:
+            assert tools["research"].task_support is None and tools["slow_compute"].task_support is None
+            assert support["research"] == support["slow_compute"] == "server decides per call"
+            assert not client.dialect.requires_task(tools["slow_compute"])
+        task = await client.start_task("slow_compute", {"seconds": 0.2, "steps": 1})
+        await asyncio.wait_for(task, WAIT)
+    assert task.runs_as_task and task.status == "completed"

@@ -15,6 +15,8 @@ import os
 import sys
 from typing import Any
 
+import httpx
+
 import mcp_tasks_jupyter as mtj
 
 TIMEOUT = 25  # seconds; the runner kills the client at 30
@@ -88,8 +90,45 @@ SCENARIOS = {
 }
 
 
+# -- authorization (auth/*): the suite's authorization server approves at once -------------------------
+
+#: The Client ID Metadata Document URL the suite's basic-cimd scenario expects us to publish.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def follow_sign_in(url: str) -> None:
+    """Stand in for the person: open the authorization URL, then take its redirect (the code) to our
+    loopback listener, as a browser would."""
+    async with httpx.AsyncClient(timeout=10, follow_redirects=False) as http:
+        answer = await http.get(url)
+        location = answer.headers.get("location")
+        if answer.status_code not in (301, 302, 303, 307) or not location:
+            raise RuntimeError(f"the authorization endpoint answered {answer.status_code} without a redirect")
+        await http.get(location)
+
+
+def oauth_for(scenario: str, context: dict, store: str) -> mtj.OAuth:
+    return mtj.OAuth(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        open_url=follow_sign_in,
+        client_metadata_url=CLIENT_METADATA_URL if scenario == "auth/basic-cimd" else None,
+        token_store=store,
+        sign_in_timeout=15,
+    )
+
+
+async def auth_flow(client: Any, context: dict) -> None:
+    await client.list_tools()
+    for tool in await client.list_tools():
+        await client.call_tool(tool.name, {name: "x" for name in tool.input_schema.get("required", [])})
+        break
+
+
 async def main() -> int:
     scenario = os.environ["MCP_CONFORMANCE_SCENARIO"]
+    if scenario.startswith("auth/"):
+        return await main_auth(scenario)
     if scenario not in SCENARIOS:
         print(f"client.py: no steps for scenario {scenario!r}", file=sys.stderr)
         return 2
@@ -101,6 +140,21 @@ async def main() -> int:
     async with asyncio.timeout(TIMEOUT):
         async with mtj.connect(url, elicitation_handler=accept_with_defaults, **options) as client:
             await SCENARIOS[scenario](client, context)
+    return 0
+
+
+async def main_auth(scenario: str) -> int:
+    import tempfile
+
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    url = sys.argv[-1]
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
+    options = {} if version in STATEFUL_VERSIONS else {"protocol_version": version}
+    with tempfile.TemporaryDirectory() as store:
+        auth = oauth_for(scenario, context, store)
+        async with asyncio.timeout(TIMEOUT):
+            async with mtj.connect(url, auth=auth, elicitation_handler=accept_with_defaults, **options) as client:
+                await auth_flow(client, context)
     return 0
 
 

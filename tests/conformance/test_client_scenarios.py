@@ -34,9 +34,52 @@ SCENARIOS_2026_07_28 = [
     "json-schema-2020-12-preservation",
 ]
 
-CASES = [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25] + [
-    pytest.param(s, "2026-07-28", id=f"2026-07-28-{s}") for s in SCENARIOS_2026_07_28
+# Authorization (OAuth), in every version they apply to; the [extension] ones are left out (optional).
+AUTH_BOTH = [
+    "metadata-default",
+    "metadata-var1",
+    "metadata-var2",
+    "metadata-var3",
+    "basic-cimd",
+    "scope-from-www-authenticate",
+    "scope-from-scopes-supported",
+    "scope-omitted-when-undefined",
+    "scope-step-up",
+    "scope-retry-limit",
+    "token-endpoint-auth-basic",
+    "token-endpoint-auth-post",
+    "token-endpoint-auth-none",
+    "pre-registration",
 ]
+AUTH_2025_03_26 = ["2025-03-26-oauth-metadata-backcompat", "2025-03-26-oauth-endpoint-fallback"]
+AUTH_2026_07_28 = [
+    "resource-mismatch",
+    "offline-access-scope",
+    "offline-access-not-supported",
+    "authorization-server-migration",
+    "iss-supported",
+    "iss-not-advertised",
+    "iss-supported-missing",
+    "iss-wrong-issuer",
+    "iss-unexpected",
+    "iss-normalized",
+    "metadata-issuer-mismatch",
+]
+AUTH_CASES = (
+    [(f"auth/{s}", v) for s in AUTH_BOTH for v in ("2025-11-25", "2026-07-28")]
+    + [(f"auth/{s}", "2025-03-26") for s in AUTH_2025_03_26]
+    + [(f"auth/{s}", "2026-07-28") for s in AUTH_2026_07_28]
+)
+
+CASES = (
+    [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25]
+    + [pytest.param(s, "2026-07-28", id=f"2026-07-28-{s}") for s in SCENARIOS_2026_07_28]
+    + [pytest.param(s, v, id=f"{v}-{s}") for s, v in AUTH_CASES]
+)
+
+
+def test_every_auth_scenario_is_run() -> None:
+    assert len(AUTH_CASES) == 41  # AUTH.md: 41 scenario runs without the extensions
 
 
 @pytest.mark.timeout(120)

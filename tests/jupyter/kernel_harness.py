@@ -241,6 +241,7 @@ def kernel_env(home: Path, **extra: str) -> dict[str, str]:
     env.pop("MTJ_CONFIG", None)
     env.pop("JPY_SESSION_NAME", None)
     env["MTJ_INDEX"] = str(home / "tasks.sqlite3")  # never the user's own task index
+    env["MTJ_TOKENS"] = str(home / "tokens")  # nor the user's sign-ins
     env.update(extra)
     return env
 

@@ -214,3 +214,105 @@ def test_file_errors_and_unknown_names(tmp_path: Path) -> None:
     (tmp_path / "mcp.json").write_text('{"mcpServers": []}')
     with pytest.raises(ConfigError, match="must be an object of name -> server"):
         load_server("known", environ=environ, cwd=tmp_path)
+
+
+def test_vs_code_and_jupyter_ai_files_are_read_in_order(tmp_path: Path) -> None:
+    """mcp.json, then .vscode/mcp.json, then Jupyter AI's .jupyter/mcp/config.json in each folder; then
+    the user's files: mcp.json, Jupyter AI's mcp/config.json, the MCP manager's mcp_servers.json."""
+    from mcp_tasks_jupyter.jupyter.config_sources import config_table, sources
+
+    project, user = tmp_path / "project", tmp_path / "user"
+    write(project, {"both": {"url": "http://mcp-json/both"}})
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".vscode" / "mcp.json").write_text(
+        json.dumps(
+            {
+                "inputs": [{"id": "tok", "type": "promptString", "password": True}],
+                "servers": {
+                    "both": {"type": "http", "url": "http://vscode/both"},
+                    "local": {"type": "stdio", "command": "python", "args": ["${workspaceFolder}/srv.py"]},
+                    "prompted": {"type": "http", "url": "http://h", "headers": {"Authorization": "${input:tok}"}},
+                },
+            }
+        )
+    )
+    (project / ".jupyter" / "mcp").mkdir(parents=True)
+    (project / ".jupyter" / "mcp" / "config.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "ai": {"url": "http://ai/mcp", "transport": "streamable_http"},
+                    "off": {"command": "prog", "args": [], "disabled": True},
+                    "old": {"url": "http://ai/sse", "transport": "sse"},
+                }
+            }
+        )
+    )
+    (user / "mcp").mkdir(parents=True)
+    (user / "mcp" / "config.json").write_text(json.dumps({"mcpServers": {"off": {"url": "http://user-ai/off"}}}))
+    (user / "mcp_servers.json").write_text(
+        json.dumps(
+            {
+                "mcp_servers": [
+                    {
+                        "name": "managed",
+                        "type": "http",
+                        "url": "http://managed/mcp",
+                        "headers": [{"name": "Authorization", "value": f"Bearer {SECRET}"}],
+                    },
+                    {"name": "tool", "type": "stdio", "command": "srv", "env": [{"name": "K", "value": SECRET}]},
+                ]
+            }
+        )
+    )
+    environ = {"MTJ_CONFIG": str(user)}
+    assert [(s.path.relative_to(tmp_path).as_posix(), s.kind) for s in sources(environ, project)] == [
+        ("project/mcp.json", "mcp.json"),
+        ("project/.vscode/mcp.json", "VS Code"),
+        ("project/.jupyter/mcp/config.json", "Jupyter AI"),
+        ("user/mcp.json", "mcp.json"),
+        ("user/mcp/config.json", "Jupyter AI"),
+        ("user/mcp_servers.json", "Jupyter AI MCP manager"),
+    ]
+    get = lambda name: load_server(name, environ=environ, cwd=project)  # noqa: E731
+    assert get("both").target == "http://mcp-json/both"  # mcp.json first
+    assert (
+        get("local").target == ["python", f"{project}/srv.py"]
+        and get("local").source == project / ".vscode" / "mcp.json"
+    )
+    assert get("ai").target == "http://ai/mcp" and get("ai").transport == "http"
+    assert get("off").target == "http://user-ai/off"  # disabled in the project: the user's entry is used
+    managed = get("managed")
+    assert managed.headers == {"Authorization": f"Bearer {SECRET}"} and SECRET not in repr(managed)
+    assert get("tool").env == {"K": SECRET} and get("tool").target == ["srv"]
+    with pytest.raises(ConfigError, match=r"uses \$\{input:tok\}, a VS Code prompt; use \$\{env:VAR\}"):
+        get("prompted")
+    with pytest.raises(ConfigError, match="unsupported \"type\": 'sse'"):
+        get("old")
+
+    table = config_table(environ, project)
+    rows = {(row[0], row[2]): row for row in table.rows}
+    assert rows[("both", "mcp.json")][5] == "used"
+    assert rows[("both", "VS Code")][5] == "shadowed (an earlier file defines it)"
+    assert [(r[1], r[5]) for r in table.rows if r[0] == "off"] == [
+        (str(project / ".jupyter" / "mcp" / "config.json"), "disabled"),
+        (str(user / "mcp" / "config.json"), "used"),
+    ]
+    assert (
+        rows[("prompted", "VS Code")][5].startswith("error: ")
+        and "${input:tok}" in rows[("prompted", "VS Code")][5]
+    )
+    assert rows[("managed", "Jupyter AI MCP manager")][3:5] == ["http", "http://managed/mcp"]
+    assert SECRET not in table.text() and SECRET not in table.html()
+    assert "Looked in, in order: " in table.text()
+
+
+def test_config_table_without_any_file(tmp_path: Path) -> None:
+    from mcp_tasks_jupyter.jupyter.config_sources import config_table
+
+    table = config_table({"MTJ_CONFIG": str(tmp_path)}, tmp_path)
+    assert table.rows == [] and "No server is configured" in table.text()
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "mcp.json").write_text("{not json")
+    [row] = config_table({"MTJ_CONFIG": str(tmp_path)}, tmp_path).rows
+    assert row[2] == "VS Code" and row[5].startswith("unreadable: ") and "is not valid JSON" in row[5]

@@ -1,5 +1,5 @@
-"""show_task in a real kernel: few widget messages, a static summary updated at the end, and a saved
-notebook that keeps the final summary."""
+"""show_task in a real kernel: one output per task (the widget and its static summary), few widget
+messages, the summary updated at the end, and a saved notebook that keeps the final summary."""
 
 from __future__ import annotations
 
@@ -123,7 +123,8 @@ def run_show_task(seconds: float, steps: int) -> Measured:
         for m in k.iopub
         if m["msg_type"] == "display_data" and (m["content"].get("transient") or {}).get("display_id")
     ]
-    assert len(summaries) == 1
+    assert len(summaries) == 1  # one output: the widget and its summary together
+    assert "application/vnd.jupyter.widget-view+json" in summaries[0]["content"]["data"]
     display_id = summaries[0]["content"]["transient"]["display_id"]
     summary_updates = [
         m["content"]
@@ -143,6 +144,10 @@ def test_show_task_in_a_kernel_sends_few_updates_and_updates_the_static_summary(
     final = "slow_compute on demo: completed — job: done in 300 steps, value=9045050"
     for update in measured.summary_updates:
         assert update["data"]["text/plain"] == final
+        assert (
+            update["data"]["application/vnd.jupyter.widget-view+json"]
+            == (measured.summary_first["data"]["application/vnd.jupyter.widget-view+json"])
+        )
         html = update["data"]["text/html"]
         assert ">completed</span>" in html and "slow_compute" in html and "mtj-duration" in html
 
@@ -170,10 +175,10 @@ def test_a_saved_notebook_keeps_the_final_summary(tmp_path: Path):
 
     saved = nbformat.read(path, as_version=4)
     outputs = saved.cells[1].outputs
-    assert [o.output_type for o in outputs] == ["display_data", "display_data"]
-    widget, summary = outputs
-    assert "application/vnd.jupyter.widget-view+json" in widget.data
-    assert widget.data["text/plain"] == "<TaskHandle slow_compute on demo: working>"
+    assert [o.output_type for o in outputs] == ["display_data"]  # one box, not a widget and a summary
+    (summary,) = outputs
+    assert "application/vnd.jupyter.widget-view+json" in summary.data
+    assert "working" not in summary.data["text/plain"]  # no stale text of the running task
     assert summary.data["text/plain"] == "slow_compute on demo: completed — saved: done in 10 steps, value=385"
     html = summary.data["text/html"]
     assert ">completed</span>" in html and ">slow_compute</b>" in html and "saved: done in 10 steps" in html

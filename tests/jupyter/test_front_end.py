@@ -12,11 +12,13 @@ import anywidget
 import pytest
 
 from mcp_tasks_jupyter.jupyter.widgets import BoardWidget, TaskWidget, front_end
+from mcp_tasks_jupyter.jupyter.widgets.batch_widget import BatchWidget
 from mcp_tasks_jupyter.jupyter.widgets.question_form import QuestionWidget
 
 
 @pytest.mark.parametrize(
-    "widget, name", [(TaskWidget, "task"), (BoardWidget, "board"), (QuestionWidget, "question")]
+    "widget, name",
+    [(TaskWidget, "task"), (BoardWidget, "board"), (QuestionWidget, "question"), (BatchWidget, "batch")],
 )
 def test_each_widget_loads_its_built_bundle(widget, name):
     assert str(widget._esm) == (front_end.STATIC / f"{name}.js").read_text()

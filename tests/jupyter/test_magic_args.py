@@ -177,7 +177,7 @@ def test_task_expansion_per_word() -> None:
         ("demo:t -o res", "%mcp_task demo:t: expected key=value, got '-o' (options go before NAME:TOOL)"),
         (
             "--bogus demo:t",
-            "unknown option '--bogus' (options: --answers, --cache, --out, --refresh, --ttl, --wait)",
+            "unknown option '--bogus' (options: --answers, --cache, --compact, --out, --refresh, --ttl, --wait)",
         ),
         ("-o demo:t", "which tool?"),
         ("-o 1x demo:t", "-o needs a Python variable name, got '1x'"),
@@ -354,7 +354,8 @@ def ipython(cell: str) -> str:
 def test_rewrite_awaits_the_magic_calls_of_a_cell() -> None:
     cell = ipython('h = %mcp_task demo:slow_compute label="é ü"\nprint(h)\n%mcp_task demo:echo text=x')
     assert rewrite(cell) == (
-        "h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:slow_compute label=\"é ü\"'))\n"
+        "h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:slow_compute label=\"é ü\"'), "
+        "target='h')\n"
         "print(h)\n"
         "await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:echo text=x'), bare=True)\n"
     )
@@ -363,7 +364,17 @@ def test_rewrite_awaits_the_magic_calls_of_a_cell() -> None:
         "await _mtj_await(get_ipython().run_cell_magic('mcp_task', '-o r demo:research'"
     )
     loop = ipython("for i in range(3):\n    h = %mcp_task demo:t n={i}\n")
-    assert "    h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:t n={i}'))" in rewrite(loop)
+    assert (
+        "    h = await _mtj_await(get_ipython().run_line_magic('mcp_task', 'demo:t n={i}'), target='h', many=True)"
+        in rewrite(loop)
+    )
+    # many tasks in one cell: each shows compact (more than COMPACT_AFTER calls, or any in a loop)
+    four = ipython("".join(f"h{i} = %mcp_task demo:t n={i}\n" for i in range(4)))
+    assert rewrite(four).count(", many=True)") == 4
+    three = ipython("".join(f"h{i} = %mcp_task demo:t n={i}\n" for i in range(3)))
+    assert "many" not in rewrite(three)
+    # only a plain variable is a target
+    assert rewrite(ipython("hs[0] = %mcp_task demo:t\n")).endswith("'demo:t'))\n")
     assert rewrite(rewrite(cell)) == rewrite(cell)  # idempotent
 
 
@@ -394,3 +405,7 @@ def test_durable_task_options() -> None:
     assert parse_tasks_args("--resume") == TasksArgs(resume=True)
     assert parse_tasks_args("web --clear") == TasksArgs(server="web", clear=True)
     assert "give one of" in error(parse_tasks_args, "--resume --clear")
+    assert parse_tasks_args("--export out.jsonl") == TasksArgs(export="out.jsonl")
+    assert parse_tasks_args("web --export=runs/p.csv") == TasksArgs(server="web", export="runs/p.csv")
+    assert "--export needs a value" in error(parse_tasks_args, "--export")
+    assert "give one of" in error(parse_tasks_args, "--export a.jsonl --status completed")

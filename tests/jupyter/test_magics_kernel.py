@@ -295,6 +295,49 @@ def test_connect_from_mcp_json_with_env_expansion(kernel: Kernel, tmp_path: Path
         (cwd / "mcp.json").unlink()
 
 
+def test_servers_config_lists_every_configured_server_and_its_file(kernel: Kernel) -> None:
+    cwd = Path(kernel.value("__import__('os').getcwd()"))
+    (cwd / ".vscode").mkdir(exist_ok=True)
+    vscode = cwd / ".vscode" / "mcp.json"
+    vscode.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "fromvscode": {
+                        "type": "http",
+                        "url": "http://127.0.0.1:9/mcp",
+                        "headers": {"Authorization": "Bearer ${env:MTJ_TEST_SECRET}"},
+                    }
+                }
+            }
+        )
+    )
+    try:
+        run = kernel.run("%mcp_servers --config")
+        text, html = run.displays()[0], run.displays("text/html")[0]
+        assert "fromvscode" in text and str(vscode) in text and "VS Code" in text and "used" in text
+        assert "<table>" in html and "from-the-environment" not in text + html
+    finally:
+        vscode.unlink()
+    one_line_usage_error(kernel.run("%mcp_servers --bogus", ok=False), "takes no arguments but --config")
+
+
+def test_tasks_export_writes_the_provenance_of_the_kernels_tasks(kernel: Kernel, tmp_path: Path) -> None:
+    kernel.run("exported = %mcp_task demo:slow_compute seconds=0.1 label=exported")
+    kernel.run("await exported")
+    path = tmp_path / "provenance.jsonl"
+    run = kernel.run(f"%mcp_tasks demo --export {path}")
+    assert run.status == "ok", str(run)
+    count = int(run.stdout.split("of ")[1].split(" task")[0])
+    assert f"to {path}" in run.stdout and count >= 1
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == count and {row["server"] for row in rows} == {"demo"}
+    [row] = [r for r in rows if r["arguments"].get("label") == "exported"]
+    assert row["status"] == "completed" and row["transport"] == "stdio" and len(row["result_sha256"]) == 64
+    assert row["server_software"] == "mcp-tasks-jupyter-demo" and SECRET not in path.read_text()
+    one_line_usage_error(kernel.run("%mcp_tasks --export", ok=False), "--export needs a value")
+
+
 def test_tasks_board(kernel: Kernel) -> None:
     run = kernel.run("%mcp_tasks")
     assert any("BoardWidget" in d for d in run.displays()), run.displays()

@@ -53,12 +53,12 @@ class Markup(HTMLParser):
         self.text += data
 
 
-def assert_safe(source: str) -> Markup:
-    """Only our own tags; no event handlers, no scripts, images only as allowed data URIs,
-    links only to http(s)."""
+def assert_safe(source: str, extra: set[str] | frozenset[str] = frozenset()) -> Markup:
+    """Only our own tags (and ``extra``); no event handlers, no scripts, images only as allowed data
+    URIs, links only to http(s)."""
     markup = Markup(source)
     for tag, attrs in markup.tags:
-        assert tag in ALLOWED_TAGS, f"unexpected <{tag}> in {source[:300]}"
+        assert tag in ALLOWED_TAGS | extra, f"unexpected <{tag}> in {source[:300]}"
         assert not [a for a in attrs if a.startswith("on")], f"event handler on <{tag}>: {attrs}"
         if tag == "img":
             assert IMAGE_SRC.match(attrs["src"] or ""), attrs["src"]

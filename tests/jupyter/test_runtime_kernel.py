@@ -43,28 +43,41 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
     with running_kernel(tmp_path) as kernel:
         server_pid = start(kernel)
         kernel.run("h = %mcp_task demo:slow_compute seconds=3")
-        # 1. a cell awaiting the handle
+        # 1. a cell awaiting the handle: one line naming it, no traceback
         waiting = kernel.submit("await h")
         time.sleep(0.8)
         kernel.interrupt()
         run = kernel.collect(waiting, "await h", timeout=10)
         assert run.status == "error" and run.reply["ename"] in ("CancelledError", "KeyboardInterrupt"), str(run)
+        assert run.errors == [], "a traceback was shown"
+        line = run.stdout.strip()
+        assert line.startswith("still running in the background: h = demo:slow_compute seconds=3 (task "), line
+        assert line.endswith("; `await h` for its result, `%mcp_cancel h` to stop it") and "\n" not in line
         assert kernel.value("(h.done(), h.status)") == (False, "working")
         assert not process_gone(server_pid), "the interrupt reached the stdio server"
-        # 2. a cell waiting inside the magic (--wait)
+        # 2. a cell waiting inside the magic (--wait): the handle is bound to the cell's variable
         waiting = kernel.submit("r = %mcp_task --wait demo:slow_compute seconds=2 label=waited")
         time.sleep(0.8)
         kernel.interrupt()
         run = kernel.collect(waiting, "--wait", timeout=10)
-        assert run.status == "error", str(run)
-        assert kernel.value("(get_runtime().handles[-1].tool, get_runtime().handles[-1].done())") == (
-            "slow_compute",
+        assert run.status == "error" and run.errors == [], str(run)
+        assert run.stdout.strip().startswith(
+            "still running in the background: r = demo:slow_compute seconds=2 label=waited (task "
+        ), run.stdout
+        assert kernel.value("(type(r).__name__, r is get_runtime().handles[-1], r.done())") == (
+            "TaskHandle",
+            True,
             False,
         )
+        # an interrupt that has nothing to do with a task keeps its traceback
+        waiting = kernel.submit("import time\ntime.sleep(5)")
+        time.sleep(0.8)
+        kernel.interrupt()
+        run = kernel.collect(waiting, "sleep", timeout=10)
+        assert run.reply["ename"] == "KeyboardInterrupt" and run.errors and "still running" not in run.stdout
         # both tasks finish normally afterwards
         kernel.run(
-            "first = await asyncio.wait_for(h, 20)\n"
-            "second = await asyncio.wait_for(get_runtime().handles[-1], 20)",
+            "first = await asyncio.wait_for(h, 20)\nsecond = await asyncio.wait_for(r, 20)",
             timeout=25,
         )
         assert kernel.value("(h.status, first.structured['value'], second.structured['label'])") == (

@@ -125,3 +125,13 @@ def test_2025_capabilities_and_codecs():
     assert [t.task_id for t in tasks] == ["a"] and cursor == "c"
     assert tasks_2025.related_task_id({"_meta": {tasks_2025.RELATED_TASK: {"taskId": "z"}}}) == "z"
     assert tasks_2025.related_task_id({"_meta": {}}) is None
+
+
+def test_task_support_none_only_when_the_dialect_says_the_server_decides():
+    tool = Tool.model_validate({"name": "u", "inputSchema": {}, "_decided_per_call": True, "decided_per_call": 1})
+    assert tool.task_support == "forbidden"  # nothing a server sends marks it
+    tool.decided_per_call()
+    assert tool.task_support is None
+    hinted = Tool.model_validate({"name": "v", "execution": {"taskSupport": "optional"}})
+    hinted.decided_per_call()
+    assert hinted.task_support == "optional"

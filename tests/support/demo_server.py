@@ -25,6 +25,9 @@ with more tools, chosen by two flags of its own (every other flag goes to the de
     The suite's ``slow_compute {seconds, label}`` is the demo's own ``slow_compute`` (same argument
     names). Its ``failing_job {}`` is the demo's ``failing_job`` (a tool error after 0.5 s), whose task
     support becomes "required" for ext clients, as the suite's -32021 check demands.
+``--count-calls PATH``
+    Appends the tool's name to PATH (one line) each time a tool runs: how a test counts, on the server's
+    side, the calls that reached it.
 
 It is run as a script (by path), so it imports nothing from ``tests``: :func:`demo_argv` is how tests
 get its command line.
@@ -48,7 +51,7 @@ from mcp_tasks_jupyter.demo.tools import FAILING_JOB, Tool, ToolContext, build_t
 
 SCRIPT = Path(__file__).resolve()
 #: The flags of this script; a demo command line with one of them needs this script.
-TEST_FLAGS = ("--faults", "--conformance")
+TEST_FLAGS = ("--faults", "--conformance", "--count-calls")
 
 
 def demo_argv(*args: str, python: str = sys.executable) -> list[str]:
@@ -197,6 +200,22 @@ FIXTURES = (
 )
 
 
+def counted(tools: dict[str, Tool], path: Path) -> dict[str, Tool]:
+    """``tools``, each writing its name to ``path`` (one line) every time it runs (--count-calls)."""
+
+    def counting(tool: Tool) -> Tool:
+        body = tool.body
+
+        async def run(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+            with path.open("a", encoding="utf-8") as calls:
+                calls.write(tool.name + "\n")
+            return await body(args, ctx)
+
+        return dataclasses.replace(tool, body=run)
+
+    return {name: counting(tool) for name, tool in tools.items()}
+
+
 def tool_sets(*, faults: bool, conformance: bool) -> tuple[dict[str, Tool], dict[str, Tool]]:
     """(what legacy clients see, what ext clients see): the demo's tools plus the asked-for ones."""
     legacy = build_tools()
@@ -211,10 +230,13 @@ def tool_sets(*, faults: bool, conformance: bool) -> tuple[dict[str, Tool], dict
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(add_help=False)
-    for flag in TEST_FLAGS:
+    for flag in ("--faults", "--conformance"):
         parser.add_argument(flag, action="store_true")
+    parser.add_argument("--count-calls", type=Path)
     ours, rest = parser.parse_known_args(argv)
     legacy, ext = tool_sets(faults=ours.faults, conformance=ours.conformance)
+    if ours.count_calls is not None:
+        legacy, ext = counted(legacy, ours.count_calls), counted(ext, ours.count_calls)
 
     def make_server(config: DemoConfig) -> DemoServer:
         return DemoServer(config, tools=legacy, ext_tools=ext)

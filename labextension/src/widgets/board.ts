@@ -1,12 +1,16 @@
 /**
  * BoardWidget front end (`board_widget.py`): one table, text set with
- * `textContent` only. Search, the status and server filters, sorting and
- * paging all happen here, on the rows already sent (no round trip to the
- * kernel); only the rows of the current page are in the DOM. Elapsed times of
- * live rows tick here once a second; static rows (live 0) never tick.
+ * `textContent` only. Search, the status and server filters, the history
+ * toggle, sorting and paging all happen here, on the rows already sent (no
+ * round trip to the kernel); only the rows of the current page are in the DOM.
+ * Elapsed times of live rows tick here once a second; history rows (live
+ * false: earlier kernels, other notebooks, the server's list) never tick and
+ * show only when the person turns "history" on. Rows can be ticked and
+ * cancelled together, or every running task at once.
  */
 
 import { formatDuration } from '../format';
+import { inWords } from '../status';
 import type { IRenderProps, IWidgetModule } from './anywidget';
 import { button, h } from './dom';
 import { follow, KernelClock, statusClass } from './live';
@@ -25,10 +29,22 @@ export interface BoardRow {
   task_id: string;
   /** Followed by a live handle: its elapsed time ticks and it can be cancelled. */
   live: boolean;
+  /** The arguments in a few words (`topic=tides depth=2`). */
+  args?: string;
+  /** Where a history row comes from ("earlier kernel", a notebook, "the server's list"). */
+  origin?: string;
 }
 
 /** The fields a search looks in. */
-const SEARCHED = ['tool', 'server', 'status', 'message', 'task_id'] as const;
+const SEARCHED = [
+  'tool',
+  'args',
+  'server',
+  'status',
+  'message',
+  'task_id',
+  'origin'
+] as const;
 
 /** The traits of `BoardWidget`. */
 export interface IBoardState {
@@ -41,20 +57,23 @@ export interface IBoardState {
   select_server: string | null;
   select_status: string | null;
   sent_at: number;
+  show_history: boolean;
 }
 
 /** Rows on one page. */
 export const PAGE = 50;
 
-export type SortKey = 'tool' | 'server' | 'status' | 'elapsed';
+export type SortKey = 'tool' | 'server' | 'status' | 'started' | 'elapsed';
 
-/** `[title, sort key or null]` of each column. */
+/** `[title, sort key or null]` of each column (the first holds the row's tick box). */
 const COLUMNS: readonly (readonly [string, SortKey | null])[] = [
-  ['tool', 'tool'],
+  ['', null],
+  ['task', 'tool'],
   ['server', 'server'],
   ['status', 'status'],
   ['message', null],
   ['progress', null],
+  ['started', 'started'],
   ['elapsed', 'elapsed'],
   ['', null]
 ];
@@ -78,10 +97,20 @@ export interface IBoardView {
   sort: SortKey | null;
   descending: boolean;
   page: number;
+  /** Show the history rows (live false) too. */
+  history?: boolean;
 }
 
-/** Whether a row passes the view's filters and search (tool, server, status, message, task id). */
+/** A live row whose task still runs: it can be ticked and cancelled. */
+export function cancellable(row: BoardRow): boolean {
+  return row.live && row.finished === null;
+}
+
+/** Whether a row passes the view's filters and search (tool, arguments, server, status, message, task id). */
 export function matches(row: BoardRow, view: IBoardView): boolean {
+  if (!row.live && view.history === false) {
+    return false;
+  }
   if (view.status && row.status !== view.status) {
     return false;
   }
@@ -111,6 +140,8 @@ function sortValue(row: BoardRow, sort: SortKey): string | number {
       return String(row.server).toLowerCase();
     case 'status':
       return String(row.status);
+    case 'started':
+      return typeof row.started === 'number' ? row.started : -Infinity;
     default:
       // elapsed: by creation time
       return typeof row.started === 'number' ? row.started : -Infinity;
@@ -135,6 +166,17 @@ export function arrange(
   return keyed.map(k => k[2]);
 }
 
+/** `14:03:07`: a start time (epoch s) on the browser's clock, "" when unknown. */
+export function clockText(epoch: number | null): string {
+  if (typeof epoch !== 'number') {
+    return '';
+  }
+  const at = new Date(epoch * 1000);
+  return [at.getHours(), at.getMinutes(), at.getSeconds()]
+    .map(n => String(n).padStart(2, '0'))
+    .join(':');
+}
+
 /** A row's elapsed time: ticking for a live task, fixed once it finished; "" when unknown. */
 export function elapsedText(row: BoardRow, now: number): string {
   const started = row.started;
@@ -156,7 +198,12 @@ function option(select: HTMLSelectElement, value: string, label: string): void {
 
 interface ICells {
   tr: HTMLTableRowElement;
+  pick: HTMLInputElement;
   tool: HTMLTableCellElement;
+  toolName: HTMLSpanElement;
+  args: HTMLSpanElement;
+  origin: HTMLSpanElement;
+  started: HTMLTableCellElement;
   server: HTMLTableCellElement;
   status: HTMLTableCellElement;
   message: HTMLTableCellElement;
@@ -185,8 +232,11 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     server: model.get('select_server') || '',
     sort: null,
     descending: false,
-    page: 0
+    page: 0,
+    history: Boolean(model.get('show_history'))
   };
+  /** The keys of the ticked rows (running tasks only). */
+  const picked = new Set<number>();
 
   const root = h('div', 'mtj-board');
   const controls = h('div', 'mtj-board-controls');
@@ -203,7 +253,27 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   const next = button('next ›', 'mtj-board-page');
   const pageText = h('span', 'mtj-muted mtj-board-range');
   pager.append(prev, pageText, next);
-  controls.append(search, statusSelect, serverSelect, pager);
+  const historyLabel = h('label', 'mtj-board-history-toggle');
+  const historyBox = h('input');
+  historyBox.type = 'checkbox';
+  historyBox.checked = Boolean(view.history);
+  const historyText = h('span', null, 'history');
+  historyLabel.append(historyBox, historyText);
+  historyLabel.title =
+    "also show tasks from earlier kernels, other notebooks and the server's own list";
+  controls.append(search, statusSelect, serverSelect, historyLabel, pager);
+  const actions = h('div', 'mtj-board-actions');
+  const cancelPicked = button(
+    'Cancel selected',
+    'jp-mod-styled jp-mod-warn mtj-board-cancel-picked',
+    'ask the server to cancel the ticked tasks'
+  );
+  const cancelRunning = button(
+    'Cancel all running',
+    'jp-mod-styled jp-mod-warn mtj-board-cancel-running',
+    'ask the server to cancel every running task on this board'
+  );
+  actions.append(cancelPicked, cancelRunning);
   const caption = h('div', 'mtj-board-caption mtj-muted');
   const note = h('div', 'mtj-board-note mtj-muted');
   const error = h('div', 'mtj-error-text');
@@ -211,8 +281,26 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   const table = h('table', 'mtj-board-table');
   const head = h('tr');
   const headers: [HTMLTableCellElement, string, SortKey | null][] = [];
-  for (const [title, sortKey] of COLUMNS) {
+  const pickAll = h('input', 'mtj-board-pick-all');
+  pickAll.type = 'checkbox';
+  pickAll.setAttribute('aria-label', 'select every running task shown');
+  pickAll.addEventListener('change', () => {
+    for (const row of arrange(model.get('rows') || [], view)) {
+      if (cancellable(row)) {
+        if (pickAll.checked) {
+          picked.add(row.key);
+        } else {
+          picked.delete(row.key);
+        }
+      }
+    }
+    update();
+  });
+  COLUMNS.forEach(([title, sortKey], i) => {
     const th = h('th', sortKey ? 'mtj-board-sortable' : null, title);
+    if (i === 0) {
+      th.append(pickAll);
+    }
     if (sortKey) {
       th.title = `sort by ${sortKey === 'elapsed' ? 'creation time' : sortKey}`;
       th.addEventListener('click', () => {
@@ -228,13 +316,13 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     }
     headers.push([th, title, sortKey]);
     head.append(th);
-  }
+  });
   const thead = h('thead');
   thead.append(head);
   const tbody = h('tbody');
   table.append(thead, tbody);
   wrap.append(table);
-  root.append(controls, caption, note, error, wrap);
+  root.append(controls, actions, caption, note, error, wrap);
   el.append(root);
 
   search.addEventListener('input', () => {
@@ -260,6 +348,30 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     view.page += 1;
     update();
   });
+  historyBox.addEventListener('change', () => {
+    view.history = historyBox.checked;
+    view.page = 0;
+    update();
+  });
+  cancelPicked.addEventListener('click', () => {
+    const keys = [...picked];
+    if (keys.length) {
+      model.send({ type: 'cancel', keys });
+      for (const key of keys) {
+        byKey.get(key)?.cells.cancel.setAttribute('disabled', '');
+      }
+      picked.clear();
+      update();
+    }
+  });
+  cancelRunning.addEventListener('click', () => {
+    model.send({ type: 'cancel_running' });
+    cancelRunning.disabled = true;
+    picked.clear();
+    for (const entry of byKey.values()) {
+      entry.cells.cancel.disabled = true;
+    }
+  });
 
   /** The rows on the page, by key. */
   const byKey = new Map<number, IEntry>();
@@ -268,7 +380,25 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
 
   function makeRow(key: number): IEntry {
     const tr = h('tr');
-    const status = h('td');
+    const pickCell = h('td', 'mtj-board-pick');
+    const pick = h('input');
+    pick.type = 'checkbox';
+    pick.setAttribute('aria-label', 'select this task');
+    pick.addEventListener('change', () => {
+      if (pick.checked) {
+        picked.add(key);
+      } else {
+        picked.delete(key);
+      }
+      update();
+    });
+    pickCell.append(pick);
+    const tool = h('td', 'mtj-board-task');
+    const toolName = h('span', 'mtj-tool');
+    const args = h('span', 'mtj-board-args mtj-muted');
+    const origin = h('span', 'mtj-board-origin');
+    tool.append(toolName, args, origin);
+    const status = h('td', 'mtj-board-status');
     const badge = h('span', 'mtj-badge');
     status.append(badge);
     const progress = h('td');
@@ -278,7 +408,11 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     const progressText = h('span', 'mtj-progress-text');
     progress.append(bar, progressText);
     const action = h('td');
-    const cancel = button('Cancel', 'mtj-cancel');
+    const cancel = button(
+      'Cancel',
+      'jp-mod-styled mtj-cancel',
+      'ask the server to cancel this task'
+    );
     cancel.addEventListener('click', () => {
       cancel.disabled = true;
       model.send({ type: 'cancel', key });
@@ -286,7 +420,12 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     action.append(cancel);
     const cells: ICells = {
       tr,
-      tool: h('td', 'mtj-tool'),
+      pick,
+      tool,
+      toolName,
+      args,
+      origin,
+      started: h('td', 'mtj-board-started'),
       server: h('td'),
       status,
       message: h('td', 'mtj-board-message'),
@@ -300,11 +439,13 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       cancel
     };
     tr.append(
+      pickCell,
       cells.tool,
       cells.server,
       cells.status,
       cells.message,
       cells.progress,
+      cells.started,
       cells.elapsed,
       cells.action
     );
@@ -323,19 +464,43 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       total,
       finished,
       task_id: taskId,
-      live
+      live,
+      started
     } = row;
+    const args = row.args || '';
+    const origin = row.origin || '';
     if (old.tool !== tool) {
-      c.tool.textContent = tool;
+      c.toolName.textContent = tool;
     }
-    if (old.tool !== tool || old.task_id !== taskId) {
-      c.tool.title = taskId ? `task ${taskId}` : '';
+    if (old.args !== args) {
+      c.args.textContent = args ? ` ${args}` : '';
+    }
+    if (old.origin !== origin) {
+      c.origin.textContent = origin;
+      c.origin.hidden = !origin;
+    }
+    if (
+      old.tool !== tool ||
+      old.args !== args ||
+      old.task_id !== taskId ||
+      old.origin !== origin
+    ) {
+      c.tool.title = [
+        args ? `${tool} ${args}` : tool,
+        taskId ? `task ${taskId}` : '',
+        origin ? `from: ${origin}` : ''
+      ]
+        .filter(Boolean)
+        .join('\n');
+    }
+    if (old.started !== started) {
+      c.started.textContent = clockText(started);
     }
     if (old.server !== server) {
       c.server.textContent = server;
     }
     if (old.status !== status) {
-      c.badge.textContent = status;
+      c.badge.textContent = inWords(status);
       c.badge.className = `mtj-badge ${statusClass(status)}`;
     }
     if (old.message !== message) {
@@ -365,6 +530,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       c.cancel.disabled = true;
     }
     c.tr.classList.toggle('mtj-board-static', !live);
+    c.pick.hidden = !cancellable(row);
     entry.row = row;
     c.elapsed.textContent = elapsedText(row, clock.now());
   }
@@ -408,6 +574,12 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     const first = view.page * PAGE;
     const page = shown.slice(first, first + PAGE);
 
+    for (const key of [...picked]) {
+      const row = rows.find(r => r.key === key);
+      if (!row || !cancellable(row)) {
+        picked.delete(key);
+      }
+    }
     const seen = new Set<number>();
     page.forEach((row, i) => {
       const key = row.key;
@@ -420,6 +592,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       if (entry.row !== row) {
         fillRow(entry, row);
       }
+      entry.cells.pick.checked = picked.has(key);
       if (tbody.children[i] !== entry.tr) {
         tbody.insertBefore(entry.tr, tbody.children[i] || null);
       }
@@ -456,8 +629,23 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     if (model.get('filter_status')) {
       filters.push(`status ${model.get('filter_status')}`);
     }
+    const history = rows.filter(r => !r.live).length;
+    const running = rows.filter(cancellable).length;
+    const shownRunning = shown.filter(cancellable);
+    historyText.textContent = `history (${history} earlier)`;
+    historyLabel.hidden = history === 0;
+    cancelPicked.textContent = `Cancel selected (${picked.size})`;
+    cancelPicked.disabled = picked.size === 0;
+    cancelRunning.textContent = `Cancel all running (${running})`;
+    cancelRunning.disabled = running === 0;
+    actions.hidden = running === 0 && picked.size === 0;
+    pickAll.hidden = shownRunning.length === 0;
+    pickAll.checked =
+      shownRunning.length > 0 && shownRunning.every(r => picked.has(r.key));
+    const live = rows.length - history;
     caption.textContent =
-      `${shown.length} shown, ${rows.length} of ${model.get('total')} tasks` +
+      `${shown.length} shown: ${live} task${live === 1 ? '' : 's'} of this kernel` +
+      (view.history && history ? `, ${history} from the history` : '') +
       (filters.length ? ` (${filters.join(', ')})` : '');
     note.textContent = model.get('note');
     note.hidden = !model.get('note');

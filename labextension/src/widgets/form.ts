@@ -475,7 +475,7 @@ function buildForm(
     body.append(link);
     accept = button(
       'I have completed this',
-      'mtj-q-button mtj-q-accept',
+      'mtj-q-button mtj-q-accept jp-Button jp-mod-styled jp-mod-accept',
       'tell the server you finished on that page'
     );
   } else {
@@ -487,19 +487,25 @@ function buildForm(
     if (!fields.length) {
       body.append(h('div', 'mtj-muted', '(nothing to fill in)'));
     }
-    accept = button('Accept', 'mtj-q-button mtj-q-accept', 'send these values');
+    accept = button(
+      'Accept',
+      'mtj-q-button mtj-q-accept jp-Button jp-mod-styled jp-mod-accept',
+      'send these values'
+    );
     accept.type = 'submit';
   }
   const decline = button(
     'Decline',
-    'mtj-q-button mtj-q-decline',
+    'mtj-q-button mtj-q-decline jp-Button jp-mod-styled jp-mod-reject',
     'refuse to answer'
   );
   const cancel = button(
     'Cancel',
-    'mtj-q-button mtj-q-dismiss',
+    'mtj-q-button mtj-q-dismiss jp-Button jp-mod-styled',
     'dismiss the question without answering'
   );
+  // Distinct from the task's own Cancel (which cancels the task on the server).
+  cancel.setAttribute('aria-label', 'Cancel the question');
   actions.append(accept, decline, cancel);
   body.append(general, actions, status);
   box.append(head, message, body, note);

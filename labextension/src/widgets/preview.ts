@@ -1,8 +1,8 @@
 /**
  * A task's result as the kernel describes it (`render.result_preview`): text,
- * images of allowed types, links, resources, notes and a table or tree of
- * the structured content. The values are the server's: text only, and a link
- * only for http(s).
+ * markdown (a tree of allowed elements, `markdown.py`), images of allowed
+ * types, links, resources, notes and a table or tree of the structured
+ * content. The values are the server's: text only, and a link only for http(s).
  */
 
 import { h } from './dom';
@@ -14,8 +14,42 @@ export const IMAGE_MIMES: ReadonlySet<string> = new Set([
   'image/webp'
 ]);
 
+/** Markdown as `markdown.py` describes it: text, or an allowed element with its children. */
+export type MarkdownNode =
+  string | { t: string; c: MarkdownNode[]; href?: string; start?: number };
+
+/** Every element a markdown tree may draw (`markdown.TAGS`). */
+export const MARKDOWN_TAGS: ReadonlySet<string> = new Set([
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'p',
+  'ul',
+  'ol',
+  'li',
+  'pre',
+  'code',
+  'em',
+  'strong',
+  'del',
+  'a',
+  'br',
+  'hr',
+  'blockquote',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td'
+]);
+
 export type Block =
   | { kind: 'text'; text: string; cut: number }
+  | { kind: 'markdown'; text: string; tree: MarkdownNode[]; cut: number }
   | { kind: 'image'; mime: string; data: string }
   | { kind: 'link'; label: string; uri: string; href: string | null }
   | {
@@ -40,6 +74,9 @@ export interface ITable {
   rows: string[][];
   more_rows: number;
   more_columns: number;
+  /** The key of the structured content the rows were under, and the scalars beside them. */
+  caption?: string | null;
+  fields?: [string, string][];
 }
 
 export interface ITree {
@@ -122,9 +159,59 @@ function treeNode(
   return details;
 }
 
+function markdown(nodes: MarkdownNode[], depth = 0): Node[] {
+  const out: Node[] = [];
+  for (const node of nodes) {
+    if (typeof node === 'string') {
+      out.push(document.createTextNode(node));
+      continue;
+    }
+    if (!node || typeof node !== 'object' || !Array.isArray(node.c)) {
+      continue;
+    }
+    const children = depth < 32 ? markdown(node.c, depth + 1) : [];
+    if (!MARKDOWN_TAGS.has(node.t)) {
+      out.push(...children);
+      continue;
+    }
+    if (node.t === 'a') {
+      if (!node.href || !/^https?:\/\//i.test(node.href)) {
+        out.push(...children);
+        continue;
+      }
+      const a = h('a');
+      a.href = node.href;
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+      a.append(...children);
+      out.push(a);
+      continue;
+    }
+    const element = document.createElement(node.t);
+    if (node.t === 'ol' && typeof node.start === 'number') {
+      (element as HTMLOListElement).start = node.start;
+    }
+    element.append(...children);
+    out.push(element);
+  }
+  return out;
+}
+
 function table(structured: ITable): HTMLElement {
   const wrap = h('div', 'mtj-table-wrap');
+  if (structured.fields && structured.fields.length) {
+    const line = h('div', 'mtj-table-fields');
+    for (const [key, value] of structured.fields) {
+      const field = h('span', 'mtj-table-field');
+      field.append(h('b', null, key), `: ${value}`);
+      line.append(field);
+    }
+    wrap.append(line);
+  }
   const tbl = h('table', 'mtj-table');
+  if (structured.caption) {
+    tbl.append(h('caption', null, structured.caption));
+  }
   const head = h('tr');
   for (const column of structured.columns) {
     head.append(h('th', null, column));
@@ -162,6 +249,16 @@ function block(box: HTMLElement, item: Block, isError: boolean): void {
       box.append(
         h('pre', isError ? 'mtj-pre mtj-error-text' : 'mtj-pre', item.text)
       );
+      const note = cutNote(item.cut);
+      if (note) {
+        box.append(note);
+      }
+      return;
+    }
+    case 'markdown': {
+      const md = h('div', 'mtj-md');
+      md.append(...markdown(item.tree || []));
+      box.append(md);
       const note = cutNote(item.cut);
       if (note) {
         box.append(note);
@@ -209,6 +306,19 @@ function block(box: HTMLElement, item: Block, isError: boolean): void {
   // a note, an image of a type not allowed, or a kind this front end does not know
   const text = 'text' in item ? item.text : undefined;
   box.append(h('div', 'mtj-muted', text || '(content not shown)'));
+}
+
+/** The text of a result preview's text, markdown and resource blocks (what Copy copies). */
+export function previewText(result: IResultPreview): string {
+  const parts: string[] = [];
+  for (const item of result.blocks) {
+    if (item.kind === 'text' || item.kind === 'markdown') {
+      parts.push(item.text);
+    } else if (item.kind === 'resource' && item.text) {
+      parts.push(item.text);
+    }
+  }
+  return parts.join('\n');
 }
 
 /** The DOM of a result preview. */

@@ -1,7 +1,11 @@
-"""BoardWidget: many tasks in one table (tool, server, status, message, progress, elapsed).
+"""BoardWidget: many tasks in one table (tool and its arguments' label, server, status, message,
+progress, start time, elapsed).
 
-The browser filters (search, status, server), sorts and pages the rows it has; the kernel only sends
-the compact rows, at most once per ``BOARD_INTERVAL``.
+The browser filters (search, status, server), sorts and pages the rows it has, shows the history
+rows (``live`` False) only when the person asks for them, and sends cancels (one row, the selected
+rows, every running one); the kernel only sends the compact rows, at most once per ``BOARD_INTERVAL``.
+A board made by :func:`~..display.make_board` follows the runtime: a task started after it was
+shown appears on it (:meth:`BoardWidget.follow`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
+from ...render import board_html
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer
@@ -38,8 +43,11 @@ class BoardWidget(anywidget.AnyWidget):
 
     Besides the followed handles the board can hold static rows (:meth:`add_static`: tasks known only
     from the task index or the server's ``tasks/list``), keyed by negative numbers; they never tick
-    and have no Cancel button. ``select_server``/``select_status`` pre-select the browser's filters
-    (which the person can change), unlike ``server``/``status``, which filter in the kernel.
+    and have no Cancel button. They are the board's *history* (earlier kernels, other notebooks,
+    the server's own list): the browser hides them until the person turns on "history"
+    (``show_history`` is its initial state). Each says where it comes from (``origin``).
+    ``select_server``/``select_status`` pre-select the browser's filters (which the person can
+    change), unlike ``server``/``status``, which filter in the kernel.
     """
 
     _esm = front_end.esm("board")
@@ -57,6 +65,8 @@ class BoardWidget(anywidget.AnyWidget):
     select_server = t.Unicode(None, allow_none=True).tag(sync=True)
     select_status = t.Unicode(None, allow_none=True).tag(sync=True)
     sent_at = t.Float(0.0).tag(sync=True)
+    #: Whether the history rows (``live`` False) show at first (the person toggles it).
+    show_history = t.Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -67,8 +77,12 @@ class BoardWidget(anywidget.AnyWidget):
         interval: float = BOARD_INTERVAL,
         select_server: str | None = None,
         select_status: str | None = None,
+        show_history: bool = False,
     ) -> None:
         self._handles: list[TaskHandle] = []
+        #: Static rows replaced by a live handle of the same task (attached or resumed later).
+        self._replaced: set[int] = set()
+        self._stop_following: Callable[[], None] | None = None
         self._rows: list[dict[str, Any]] = []
         #: Static rows (keys -1, -2, ...) and where each (server, task id) is among them.
         self._static: list[dict[str, Any]] = []
@@ -90,6 +104,7 @@ class BoardWidget(anywidget.AnyWidget):
             select_status=select_status,
             total=self._total(),
             sent_at=time.time(),
+            show_history=show_history,
         )
         self.on_msg(self._on_front_end_msg)
 
@@ -98,11 +113,27 @@ class BoardWidget(anywidget.AnyWidget):
         return self._coalescer.flushes
 
     def add(self, handle: TaskHandle) -> None:
-        """Follow one more task (shown on the next update)."""
+        """Follow one more task (shown on the next update); a history row of the same task goes."""
         if any(h is handle for h in self._handles):
             return
+        if handle.task_id and (handle.server, handle.task_id) in self._static_at:
+            self._replaced.add(self._static_at[(handle.server, handle.task_id)])
         self._track(handle)
         self._coalescer.request()
+
+    def follow(self, runtime: Any) -> None:
+        """Add every task ``runtime`` tracks from now on (until :meth:`close`): a board already on
+        screen picks up the tasks started after it."""
+        if self._stop_following is not None:
+            return
+        listener = self.add
+        runtime.on_track.append(listener)
+
+        def stop() -> None:
+            if listener in runtime.on_track:
+                runtime.on_track.remove(listener)
+
+        self._stop_following = stop
 
     def knows(self, server: str, task_id: str | None) -> bool:
         """Whether a followed handle or a static row is the task ``task_id`` on ``server``."""
@@ -125,11 +156,15 @@ class BoardWidget(anywidget.AnyWidget):
         created_at: str | None = None,
         updated_at: str | None = None,
         refresh: bool = False,
+        arguments: dict[str, Any] | None = None,
+        origin: str = "",
     ) -> bool:
         """Show a task no handle here follows, with its last known status (``tool`` None: "?").
 
-        A task already on the board (same server and task id) is not added again; with ``refresh``
-        a static row of it takes the newer ``status`` and ``message``. Whether a row was added.
+        ``origin`` says where the row comes from (``"earlier kernel"``, a notebook's name, ``"the
+        server's list"``). A task already on the board (same server and task id) is not added
+        again; with ``refresh`` a static row of it takes the newer ``status`` and ``message``.
+        Whether a row was added.
         """
         if task_id and (server, task_id) in self._static_at:
             if refresh:
@@ -145,6 +180,7 @@ class BoardWidget(anywidget.AnyWidget):
                     created_at=created_at,
                     updated_at=updated_at,
                 )
+                row["args"], row["origin"] = old["args"], old["origin"]
                 if row["started"] is None:
                     row["started"] = old["started"]
                 if row != old:
@@ -156,18 +192,19 @@ class BoardWidget(anywidget.AnyWidget):
         key = -1 - len(self._static)
         if task_id:
             self._static_at[(server, task_id)] = len(self._static)
-        self._static.append(
-            static_board_row(
-                key,
-                tool=tool,
-                server=server,
-                status=status,
-                message=message,
-                task_id=task_id,
-                created_at=created_at,
-                updated_at=updated_at,
-            )
+        row = static_board_row(
+            key,
+            tool=tool,
+            server=server,
+            status=status,
+            message=message,
+            task_id=task_id,
+            created_at=created_at,
+            updated_at=updated_at,
+            arguments=arguments,
         )
+        row["origin"] = origin
+        self._static.append(row)
         self._coalescer.request()
         return True
 
@@ -180,7 +217,10 @@ class BoardWidget(anywidget.AnyWidget):
         self.note = f"{self.note}\n{text}" if self.note else text
 
     def close(self) -> None:
-        """Stop following every task and close the comm."""
+        """Stop following every task (and the runtime) and close the comm."""
+        if self._stop_following is not None:
+            self._stop_following()
+            self._stop_following = None
         for unsubscribe in self._unsubscribe.values():
             unsubscribe()
         self._unsubscribe.clear()
@@ -189,13 +229,17 @@ class BoardWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         where = "".join(f" {k}={v}" for k, v in (("server", self._server), ("status", self._status)) if v)
-        return f"<BoardWidget of {self._total()} tasks{where}>"
+        history = len(self._static) - len(self._replaced)
+        more = f" (+{history} in the history)" if history else ""
+        return f"<BoardWidget of {len(self._handles)} tasks{where}{more}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
             data = bundle[0] if isinstance(bundle, tuple) else bundle
             data["text/plain"] = repr(self)
+            # What places without a kernel show instead (a saved notebook, nbconvert HTML).
+            data["text/html"] = board_html(self._visible_rows())
         return bundle
 
     # -- following the handles -------------------------------------------------------------------
@@ -222,7 +266,12 @@ class BoardWidget(anywidget.AnyWidget):
 
     def _visible_rows(self) -> list[dict[str, Any]]:
         server, status = self._server, self._status
-        rows = self._rows + self._static
+        static = (
+            self._static
+            if not self._replaced
+            else [r for i, r in enumerate(self._static) if i not in self._replaced]
+        )
+        rows = self._rows + static
         if server is None and status is None:
             return rows
         return [
@@ -245,12 +294,31 @@ class BoardWidget(anywidget.AnyWidget):
             self.sent_at = time.time()
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "cancel":
-            key = content.get("key")
-            if isinstance(key, int) and 0 <= key < len(self._handles):
-                handle = self._handles[key]
-                if not handle.done():
-                    get_runtime().spawn(self._cancel(handle), name=f"cancel {handle.tool}")
+        # {"type": "cancel", "key": K} (one row's button), {"type": "cancel", "keys": [K, ...]}
+        # (the selected rows), {"type": "cancel_running"} (every running task on the board).
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == "cancel":
+            keys = content.get("keys") if "keys" in content else [content.get("key")]
+            if isinstance(keys, list):
+                self.cancel_keys(keys)
+        elif kind == "cancel_running":
+            self.cancel_keys(range(len(self._handles)))
+
+    def cancel_keys(self, keys: Iterable[Any]) -> int:
+        """Ask the server to cancel the followed tasks of row ``keys`` that still run (other keys
+        are ignored); how many were asked."""
+        chosen = {
+            k for k in keys if isinstance(k, int) and not isinstance(k, bool) and 0 <= k < len(self._handles)
+        }
+        asked = 0
+        for key in sorted(chosen):
+            handle = self._handles[key]
+            if not handle.done():
+                get_runtime().spawn(self._cancel(handle), name=f"cancel {handle.tool}")
+                asked += 1
+        return asked
 
     async def _cancel(self, handle: TaskHandle) -> None:
         try:

@@ -7,11 +7,12 @@ Nothing here talks to the front end; the widgets decide when to send. Results ar
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from ... import view
 from ...render import MESSAGE_CHARS, QUESTIONS_SHOWN, pending_questions, result_preview
-from ...view import record_view, view_of
+from ...view import estimated_end, record_view, view_of
 
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
@@ -34,6 +35,10 @@ class TaskState:
         self._preview: dict[str, Any] | None = None
         self._error: str | None = None
         self._finished_seen = False
+        # (when seen, fraction) of the first and the latest progress with a known total: the ETA's rate.
+        self._progress_seen: Any = None
+        self._progress_first: tuple[float, float] | None = None
+        self._progress_latest: tuple[float, float] | None = None
 
     def traits(self) -> dict[str, Any]:
         """The current value of every synced trait that follows the handle."""
@@ -56,6 +61,8 @@ class TaskState:
             "finished": seen.finished,
             "created": self._created_epoch(),
             "ttl_ms": h.ttl_ms,
+            "task_id": seen.task_id or "",
+            "eta": None if done or seen.needs_input else self._eta(),
             "poll_interval_ms": h.poll_interval_ms,
             "done": done,
             "error": self._error or "",
@@ -66,6 +73,20 @@ class TaskState:
             if h.pending_input
             else [],
         }
+
+    def _eta(self) -> float | None:
+        progress = self.handle.progress
+        if progress is not self._progress_seen:  # a new notification: note when it came
+            self._progress_seen = progress
+            fraction = None if progress is None else progress.fraction
+            if fraction is not None:
+                self._progress_latest = (time.time(), fraction)
+                if self._progress_first is None:
+                    self._progress_first = self._progress_latest
+        if self._progress_latest is None:
+            return None
+        first = None if self._progress_first is self._progress_latest else self._progress_first
+        return estimated_end(self.handle.started, first, self._progress_latest)
 
     def _created_epoch(self) -> float | None:
         created_at = self.handle.created_at
@@ -98,6 +119,7 @@ def static_board_row(
     task_id: str | None,
     created_at: str | None = None,
     updated_at: str | None = None,
+    arguments: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A board row of a task known only from the task index or the server's ``tasks/list``: its
     last known status, never ticking (``live`` False)."""
@@ -111,6 +133,7 @@ def static_board_row(
             task_id=task_id,
             created_at=created_at,
             updated_at=updated_at,
+            arguments=arguments,
         ),
     )
 

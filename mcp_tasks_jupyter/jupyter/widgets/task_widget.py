@@ -52,6 +52,9 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
     created = t.Float(None, allow_none=True).tag(sync=True)
     ttl_ms = t.Int(None, allow_none=True).tag(sync=True)
     poll_interval_ms = t.Int(None, allow_none=True).tag(sync=True)
+    task_id = t.Unicode("").tag(sync=True)
+    #: When the task should end (epoch s, from its progress and its rate), None without an estimate.
+    eta = t.Float(None, allow_none=True).tag(sync=True)
     done = t.Bool(False).tag(sync=True)
     error = t.Unicode("").tag(sync=True)
     #: ``render.result_preview`` of the result once the task completed.

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+
+import { summaryOf } from '../src/fallback';
+
+const VIEW = { model_id: 'abc', version_major: 2, version_minor: 1 };
+
+describe('the saved summary of a missing widget', () => {
+  it('is the HTML of our own task and board outputs only', () => {
+    const summary = '<div class="mtj-summary" style="x">completed</div>';
+    const board = '<div class="mtj-board-summary" style="x"></div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': summary
+      })
+    ).toBe(summary);
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': board
+      })
+    ).toBe(board);
+    // someone else's widget, an HTML output that is no widget, or nothing at all
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': '<div>other</div>'
+      })
+    ).toBeNull();
+    expect(summaryOf({ 'text/html': summary })).toBeNull();
+    expect(
+      summaryOf({ 'application/vnd.jupyter.widget-view+json': VIEW })
+    ).toBeNull();
+    expect(summaryOf(null)).toBeNull();
+  });
+});

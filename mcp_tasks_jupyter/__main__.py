@@ -1,0 +1,5 @@
+"""``python -m mcp_tasks_jupyter``: the ``mcp-tasks`` command line (``cli.py``)."""
+
+from .cli import main
+
+raise SystemExit(main())

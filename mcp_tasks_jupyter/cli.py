@@ -1,0 +1,340 @@
+"""``mcp-tasks`` (also ``python -m mcp_tasks_jupyter``): the task index from a terminal.
+
+The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-jupyter/tasks.sqlite3``;
+``--index PATH`` overrides both)::
+
+    mcp-tasks list [--status S] [--server NAME] [--notebook PATH] [--json]
+    mcp-tasks show ID [--json]
+    mcp-tasks result ID [--json] [--timeout S] [--header NAME=VALUE ...]
+    mcp-tasks cancel ID [--timeout S] [--header NAME=VALUE ...]
+    mcp-tasks export PATH [--status S] [--server NAME] [--notebook PATH]
+    mcp-tasks clear [--finished]
+
+ID is a record's number (the first column of ``list``) or a task id, or an unambiguous beginning of
+either. ``result`` prints the stored result; when the record has none and its server is reached over
+HTTP, it attaches to the task there and waits (``--timeout``, default 60 s) for it. ``cancel`` asks an
+HTTP server to cancel the task. A server that needs a token gets it from ``--header`` (never stored, never
+printed). Exit status: 0 done, 1 an error (said on stderr in one line), 2 a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TextIO
+
+from . import __version__
+from .errors import MCPError
+from .index import TaskIndex, TaskRecord, default_path
+from .protocol import versions
+from .provenance import export, matching, provenance_row
+from .status import FINISHED, STATUSES
+
+if TYPE_CHECKING:
+    from .client import Connecting
+    from .results import ToolResult
+    from .tasks import TaskHandle
+
+PROG = "mcp-tasks"
+DEFAULT_TIMEOUT_S = 60.0
+#: Control characters a server's text must not bring to a terminal (escape sequences), kept: tab, newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+LIST_COLUMNS = ("id", "server", "tool", "status", "started", "task id", "notebook")
+
+
+class CommandError(Exception):
+    """What went wrong, in one line for stderr (exit status 1)."""
+
+
+def plain(text: Any) -> str:
+    """``text`` safe for a terminal: control characters (escape sequences) shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog=PROG, description="The MCP task index (the one the notebook kernels record in), from a terminal."
+    )
+    top.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    top.add_argument(
+        "--index", metavar="PATH", help=f"the task index file (default: $MTJ_INDEX, else {default_path()})"
+    )
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def filters(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--status", choices=sorted(STATUSES), help="only tasks with this status")
+        command.add_argument(
+            "--server", metavar="NAME", help="only tasks of this connection name (or URL/command)"
+        )
+        command.add_argument("--notebook", metavar="PATH", help="only tasks started from this notebook")
+
+    def remote(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S", help="how long to wait (default 60 s)"
+        )
+        command.add_argument(
+            "--header",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="an HTTP header for the server (a token); never stored or printed",
+        )
+
+    listing = commands.add_parser("list", help="list the recorded tasks, oldest first")
+    filters(listing)
+    listing.add_argument("--json", action="store_true", help="one JSON object per line (the export's rows)")
+    show = commands.add_parser("show", help="everything recorded about one task")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="as one JSON object")
+    result = commands.add_parser("result", help="a task's result: stored, or fetched from its HTTP server")
+    result.add_argument("id", metavar="ID")
+    result.add_argument("--json", action="store_true", help="the raw CallToolResult as JSON")
+    remote(result)
+    cancel = commands.add_parser("cancel", help="ask the task's HTTP server to cancel it")
+    cancel.add_argument("id", metavar="ID")
+    remote(cancel)
+    exporting = commands.add_parser(
+        "export", help="write the provenance of the tasks (JSON Lines, or CSV by .csv)"
+    )
+    exporting.add_argument("path", metavar="PATH")
+    filters(exporting)
+    clear = commands.add_parser("clear", help="remove records (every one, or the finished ones)")
+    clear.add_argument("--finished", action="store_true", help="only the records of tasks that have ended")
+    return top
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run one command; the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args = parser().parse_args(argv)
+    index = TaskIndex(args.index) if args.index else TaskIndex(default_path())
+    try:
+        return COMMANDS[args.command](args, index, out)
+    except (CommandError, MCPError) as exc:
+        print(f"{PROG}: {plain(exc)}", file=err)
+        return 1
+    finally:
+        index.close()
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    records = _filtered(index, args)
+    if args.json:
+        for record in records:
+            print(json.dumps(provenance_row(record), ensure_ascii=False, default=str), file=out)
+        return 0
+    if not records:
+        print(f"no tasks recorded in {index.path}" + (" match" if _any_filter(args) else ""), file=out)
+        return 0
+    rows = [
+        [
+            str(r.id),
+            r.server_name,
+            r.tool,
+            r.status,
+            _when(r.started_at or r.recorded_at),
+            r.task_id or "-",
+            r.notebook or "-",
+        ]
+        for r in records
+    ]
+    widths = [max(len(plain(cell)) for cell in column) for column in zip(LIST_COLUMNS, *rows, strict=True)]
+    for row in [list(LIST_COLUMNS), *rows]:
+        print(
+            "  ".join(plain(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out
+        )
+    return 0
+
+
+def _show(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    record = find(index, args.id)
+    row = provenance_row(record)
+    if args.json:
+        print(json.dumps(row, ensure_ascii=False, default=str, indent=2), file=out)
+        return 0
+    for key, value in row.items():
+        if value is None or value == [] or value == {}:
+            continue
+        shown = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
+        print(f"{key:>16}: {plain(shown)}", file=out)
+    return 0
+
+
+def _result(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    from .results import ToolResult
+
+    record = find(index, args.id)
+    raw = record.result
+    if raw is None:
+        if record.status in FINISHED:
+            why = record.error or record.status_message or "no result was stored"
+            raise CommandError(f"task {_name(record)} ended {record.status} without a result: {why}")
+        raw = asyncio.run(_fetch(record, index, args))
+    try:
+        result = ToolResult.from_wire(raw)
+    except ValueError as exc:
+        raise CommandError(f"task {_name(record)}: the stored result is not a tool result ({exc})") from None
+    if args.json:
+        print(json.dumps(result.raw, ensure_ascii=False, indent=2, default=str), file=out)
+    else:
+        print(plain(_result_text(result)), file=out)
+    return 1 if result.is_error else 0
+
+
+def _cancel(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    record = find(index, args.id)
+    if record.status in FINISHED:
+        raise CommandError(f"task {_name(record)} has already ended ({record.status})")
+    status = asyncio.run(_cancel_remote(record, index, args))
+    print(f"task {plain(_name(record))}: {status}", file=out)
+    return 0
+
+
+def _export(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    wanted = {k: getattr(args, k) for k in ("status", "server", "notebook") if getattr(args, k)}
+    count = export(wanted, args.path, index=index)
+    print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {plain(args.path)}", file=out)
+    return 0
+
+
+def _clear(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    gone = index.clear() if args.finished else index.clear(finished_only=False)
+    what = "finished task record" if args.finished else "task record"
+    print(f"removed {len(gone)} {what}{'' if len(gone) == 1 else 's'} from {index.path}", file=out)
+    return 0
+
+
+COMMANDS = {
+    "list": _list,
+    "show": _show,
+    "result": _result,
+    "cancel": _cancel,
+    "export": _export,
+    "clear": _clear,
+}
+
+
+# -- finding a record, reaching its server -----------------------------------------------------
+
+
+def find(index: TaskIndex, ident: str) -> TaskRecord:
+    """The record whose number or task id is ``ident``, or begins with it (when only one does)."""
+    records = index.records()
+    exact = [r for r in records if str(r.id) == ident or r.task_id == ident]
+    found = exact or [r for r in records if str(r.id).startswith(ident) or (r.task_id or "").startswith(ident)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise CommandError(f"no task {ident!r} in {index.path} (see: {PROG} list)")
+    listed = ", ".join(str(r.id) for r in found[:5]) + (", …" if len(found) > 5 else "")
+    raise CommandError(f"{ident!r} names {len(found)} tasks ({listed}): give more of it")
+
+
+def _attached(record: TaskRecord, args: argparse.Namespace) -> tuple[Connecting, str]:
+    """A connection to the record's server over HTTP (a stdio server ended with its kernel), and the
+    record's task id."""
+    from .client import connect
+
+    if record.task_id is None:
+        raise CommandError(f"task {_name(record)} ran as an ordinary call: there is no task to reach")
+    if not record.target.startswith(("http://", "https://")):
+        raise CommandError(
+            f"task {_name(record)} ran on a stdio server ({plain(record.target)}), which ended with its "
+            "kernel: its result was not stored and cannot be fetched"
+        )
+    headers = {}
+    for item in args.header:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise CommandError(f"--header needs NAME=VALUE, got {name.strip()!r}")
+        headers[name.strip()] = value
+    options: dict[str, Any] = {"headers": headers, "timeout": min(args.timeout, 30.0), "name": record.server_name}
+    if record.dialect in ("ext", "2025-11-25", "sep1686"):
+        options["dialect"] = record.dialect
+    if record.protocol in versions.ALL:  # else (a version this client no longer speaks) it chooses
+        options["protocol_version"] = record.protocol
+    return connect(record.target, **options), record.task_id
+
+
+async def _fetch(record: TaskRecord, index: TaskIndex, args: argparse.Namespace) -> dict[str, Any]:
+    """Attach to the record's task on its HTTP server, wait for its result, store it in the index."""
+    connecting, task_id = _attached(record, args)
+    async with connecting as client:
+        handle = client.attach(task_id, tool=record.tool)
+        try:
+            result = await asyncio.wait_for(handle, args.timeout)
+        except TimeoutError:
+            raise CommandError(
+                f"task {_name(record)} is still {handle.status} on {record.server_name} after {args.timeout:g} s; "
+                "try again later"
+            ) from None
+        except MCPError:
+            _record_end(index, record, handle)
+            raise
+        _record_end(index, record, handle)
+        return result.raw
+
+
+async def _cancel_remote(record: TaskRecord, index: TaskIndex, args: argparse.Namespace) -> str:
+    connecting, task_id = _attached(record, args)
+    async with connecting as client:
+        handle = client.attach(task_id, tool=record.tool)
+        await asyncio.wait_for(handle.cancel(), args.timeout)
+        try:
+            await asyncio.wait_for(handle, args.timeout)
+        except TimeoutError:
+            raise CommandError(f"task {_name(record)}: asked to cancel, but it is still {handle.status}") from None
+        except MCPError:
+            pass  # TaskCancelled, the expected end
+        _record_end(index, record, handle)
+        return handle.status
+
+
+def _record_end(index: TaskIndex, record: TaskRecord, handle: TaskHandle) -> None:
+    """Keep the record current with what the server said (``Recorder`` does this in a kernel)."""
+    from .index import Recorder
+
+    if handle.done():
+        Recorder(index, record.id)(handle)
+
+
+# -- small helpers -----------------------------------------------------------------------------
+
+
+def _filtered(index: TaskIndex, args: argparse.Namespace) -> list[TaskRecord]:
+    return matching(index.records(), status=args.status, server=args.server, notebook=args.notebook)
+
+
+def _any_filter(args: argparse.Namespace) -> bool:
+    return bool(args.status or args.server or args.notebook)
+
+
+def _name(record: TaskRecord) -> str:
+    return f"{record.id} ({record.tool}{', ' + record.task_id if record.task_id else ''})"
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return "-"
+    return datetime.fromtimestamp(epoch, UTC).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _result_text(result: ToolResult) -> str:
+    if result.text:
+        return result.text
+    if result.structured is not None:
+        return json.dumps(result.structured, ensure_ascii=False, indent=2, default=str)
+    kinds = ", ".join(sorted({type(block).__name__ for block in result.content})) or "no content"
+    return f"(no text: {kinds}; use --json for the whole result)"
+
+
+__all__ = ["COMMANDS", "CommandError", "find", "main", "parser", "plain"]

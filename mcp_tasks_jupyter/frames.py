@@ -1,0 +1,184 @@
+"""Tasks and results as pandas DataFrames. pandas is optional (the ``pandas`` extra): it is imported
+only when a frame is asked for, and its absence is a clear error saying how to install it.
+
+``result_frame(result)`` (``ToolResult.to_dataframe()``): the structured content as a table, when it
+is a list of records (mappings) or a mapping holding exactly one such list (``{"rows": [...], "total":
+3}``); anything else is a ``UsageError`` saying what the content is.
+
+``tasks_frame(handles)`` (``mcp_tasks_jupyter.to_dataframe``): one row per task, in order, with the
+columns :data:`TASK_COLUMNS`, then one column per argument (named after it; ``arg.NAME`` where that
+name is already a column), then, for a result whose structured content is a mapping, one column per
+field holding a plain value (text, number, boolean, null; ``result.NAME`` where the name is taken).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import UsageError
+from .labels import arguments_label
+
+if TYPE_CHECKING:
+    from .results import ToolResult
+    from .tasks import TaskHandle
+
+#: The columns every task row has, in order.
+TASK_COLUMNS = (
+    "server",
+    "tool",
+    "label",
+    "status",
+    "started",
+    "finished",
+    "duration",
+    "error",
+    "summary",
+    "task_id",
+    "cached",
+)
+#: Characters of one argument value in a label, of a result summary.
+LABEL_VALUE_CHARS = 40
+SUMMARY_CHARS = 120
+INSTALL_HINT = "pip install 'mcp-tasks-jupyter[pandas]'"
+
+
+def pandas() -> Any:
+    """The pandas module, or ImportError saying how to install it."""
+    try:
+        return importlib.import_module("pandas")
+    except ImportError as exc:
+        raise ImportError(f"DataFrames need pandas, which is not installed: {INSTALL_HINT} ({exc})") from None
+
+
+def records_of(structured: Any) -> list[Mapping[str, Any]]:
+    """The list of records in structured content, or UsageError saying why there is none."""
+    rows: Any = structured
+    if isinstance(structured, Mapping):
+        lists = [(k, v) for k, v in structured.items() if _is_records(v)]
+        if len(lists) != 1:
+            keys = ", ".join(repr(k) for k, _ in lists)
+            raise UsageError(
+                "to_dataframe: the structured content is a mapping "
+                + (f"with several lists of records ({keys}): pick one" if lists else "holding no list of records")
+                + f" (keys: {_keys(structured)})"
+            )
+        rows = lists[0][1]
+    if not _is_records(rows):
+        raise UsageError(
+            f"to_dataframe: the structured content is {_what(rows)}, not a list of records (mappings)"
+        )
+    return list(rows)
+
+
+def result_frame(result: ToolResult) -> Any:
+    """``result``'s structured content as a DataFrame (see the module docstring)."""
+    if result.structured is None:
+        raise UsageError(
+            "to_dataframe: this result has no structured content (only content blocks); its text is result.text"
+        )
+    return pandas().DataFrame.from_records(records_of(result.structured))
+
+
+def task_row(handle: TaskHandle) -> dict[str, Any]:
+    """One task as a row (plain Python values; times as epoch seconds)."""
+    error: str | None = None
+    summary: str | None = None
+    structured: Any = None
+    if handle.done():
+        failure = handle.exception()
+        if failure is not None:
+            error = f"{type(failure).__name__}: {failure}"
+        else:
+            result = handle.result()
+            summary = result_summary(result)
+            structured = result.structured
+            if result.is_error:
+                error = f"tool error: {summary or ''}".rstrip(": ")
+    row: dict[str, Any] = {
+        "server": handle.server,
+        "tool": handle.tool,
+        "label": arguments_label(handle.arguments),
+        "status": handle.status,
+        "started": handle.started,
+        "finished": handle.finished,
+        "duration": handle.elapsed if handle.finished is not None else None,
+        "error": error,
+        "summary": summary,
+        "task_id": handle.task_id,
+        "cached": handle.cached,
+    }
+    for key, value in (handle.arguments or {}).items():
+        row[f"arg.{key}" if key in row else key] = value
+    if isinstance(structured, Mapping):
+        for key, value in structured.items():
+            if _scalar(value):  # a list or mapping stays in the result (result.to_dataframe() for a table)
+                row[f"result.{key}" if key in row else key] = value
+    return row
+
+
+def tasks_frame(handles: Iterable[TaskHandle]) -> Any:
+    """One row per task (see the module docstring); ``started``/``finished`` are UTC timestamps,
+    ``duration`` seconds (empty while a task runs)."""
+    pd = pandas()
+    rows = [task_row(h) for h in handles]
+    columns: list[str] = list(TASK_COLUMNS)
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in ("started", "finished"):
+        frame[column] = pd.to_datetime(frame[column], unit="s", utc=True)
+    return frame
+
+
+def to_dataframe(handles: Iterable[TaskHandle]) -> Any:
+    """A pandas DataFrame with one row per task of ``handles`` (handles, or a batch of them): server,
+    tool, the arguments' label, status, started, finished, duration, error, a summary of the result,
+    each argument as a column, and the result's structured fields that hold plain values. Needs pandas
+    (``pip install 'mcp-tasks-jupyter[pandas]'``)."""
+    return tasks_frame(handles)
+
+
+def result_summary(result: ToolResult) -> str | None:
+    """One line saying what a result holds: its first text line, else its structured content (cut)."""
+    line = next((line for line in result.text.splitlines() if line.strip()), "")
+    if not line and result.structured is not None:
+        line = json.dumps(result.structured, ensure_ascii=False, sort_keys=True, default=str)
+    if not line:
+        return None
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
+
+
+def _is_records(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _keys(mapping: Mapping[Any, Any]) -> str:
+    keys = [repr(k) for k in list(mapping)[:10]]
+    return ", ".join(keys) + (", …" if len(mapping) > 10 else "") if keys else "none"
+
+
+def _what(value: Any) -> str:
+    if isinstance(value, list):
+        kinds = sorted({type(item).__name__ for item in value if not isinstance(item, Mapping)})
+        return f"a list holding {', '.join(kinds)}"
+    return f"a {type(value).__name__}"
+
+
+__all__ = [
+    "TASK_COLUMNS",
+    "arguments_label",
+    "pandas",
+    "records_of",
+    "result_frame",
+    "result_summary",
+    "task_row",
+    "tasks_frame",
+    "to_dataframe",
+]

@@ -1,0 +1,185 @@
+"""The grammar of ``%mcp_map`` / ``%%mcp_map`` (pure: no IPython, no I/O; see ``magic_args`` for
+the words and values it shares with the other magics)::
+
+    %%mcp_map [-o VAR] [--limit N] [--answers JSON] [--ttl MS] [--cache] NAME:TOOL
+    <a JSON or YAML list of argument mappings>
+
+    %mcp_map [-o VAR] [--limit N] [--answers JSON] [--ttl MS] [--cache] NAME:TOOL --over EXPR
+
+``EXPR`` is everything after ``--over``, as written: a Python expression the magic evaluates in the
+notebook's namespace (``--over [{"topic": t} for t in topics]``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..batch import DEFAULT_LIMIT
+from .magic_args import (
+    ArgumentError,
+    Expand,
+    _body_value,
+    _load_yaml,
+    _no_expand,
+    _Option,
+    _positive_int,
+    _take_options,
+    _variable,
+    parse_target,
+    parse_value,
+    split_words,
+)
+
+#: The most tasks one ``%mcp_map`` starts (a typo in ``--over range(...)`` should not start a million).
+MAX_ITEMS = 10_000
+
+MAP_OPTIONS = (
+    _Option(("-o", "--out"), "out", True, "VAR"),
+    _Option(("--limit",), "limit", True, "N"),
+    _Option(("--answers",), "answers", True, "JSON mapping"),
+    _Option(("--ttl",), "ttl", True, "MS"),
+    _Option(("--cache",), "cache", False),
+)
+_OVER = re.compile(r"(?:^|\s)--over(?:\s+|=|$)")
+
+
+@dataclass(frozen=True)
+class MapCall:
+    """What ``%mcp_map`` / ``%%mcp_map`` asked for: the argument mappings (``items``), or, for the
+    line magic, the expression (``over``) that gives them."""
+
+    server: str | None
+    tool: str
+    items: list[dict[str, Any]] | None = None
+    over: str | None = None
+    out: str | None = None
+    limit: int = DEFAULT_LIMIT
+    answers: dict[str, Any] | None = None
+    ttl: int | None = None
+    cache: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.server}:{self.tool}" if self.server else self.tool
+
+
+def parse_map_line(line: str, *, body: str | None = None, expand: Expand = _no_expand) -> MapCall:
+    """Parse the line (and, for ``%%mcp_map``, the cell body) of ``%mcp_map``."""
+    shown = "mcp_map" if body is None else "%mcp_map"
+    head, over = _split_over(line)
+    try:
+        words = split_words(head)
+    except ArgumentError as exc:
+        raise ArgumentError(f"%{shown}: {exc}") from None
+    found, rest = _take_options(words, MAP_OPTIONS, shown, expand)
+    usage = (
+        f"%{shown} [options] NAME:TOOL --over EXPR"
+        if body is None
+        else f"%{shown} [options] NAME:TOOL, then a list of argument mappings in the cell"
+    )
+    if not rest:
+        raise ArgumentError(f"%{shown}: which tool? Write {usage}")
+    if len(rest) > 1:
+        raise ArgumentError(
+            f"%{shown}: unexpected {' '.join(rest[1:])!r} after {rest[0]}: the arguments come "
+            + ("from --over EXPR" if body is None else "from the cell body")
+            + " (options go before NAME:TOOL)"
+        )
+    server, tool = parse_target(expand(rest[0]), shown)
+    items: list[dict[str, Any]] | None = None
+    if body is None:
+        if over is None:
+            raise ArgumentError(
+                f"%{shown}: where are the arguments? Write {usage}, or use %%mcp_map with a list in the cell"
+            )
+    else:
+        if over is not None:
+            raise ArgumentError(f"%{shown}: give the arguments either in the cell body or with --over, not both")
+        try:
+            items = parse_map_body(body)
+        except ArgumentError as exc:
+            raise ArgumentError(f"%{shown} {rest[0]}: {exc}") from None
+    limit = _limit(found["limit"], shown) if "limit" in found else DEFAULT_LIMIT
+    return MapCall(
+        server=server,
+        tool=tool,
+        items=items,
+        over=over,
+        out=_variable(found["out"], "-o", shown) if "out" in found else None,
+        limit=limit,
+        answers=_answers(found.get("answers"), shown),
+        ttl=_positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
+        cache=bool(found.get("cache")),
+    )
+
+
+def parse_map_body(body: str) -> list[dict[str, Any]]:
+    """A ``%%mcp_map`` cell body: a JSON array or YAML list of argument mappings (not empty)."""
+    if not body.strip():
+        raise ArgumentError("the cell body is empty: give a JSON or YAML list of argument mappings")
+    try:
+        value = json.loads(body)
+    except ValueError:
+        value = _load_yaml(body)
+    if not isinstance(value, list):
+        kind = "nothing" if value is None else f"a {type(value).__name__}"
+        raise ArgumentError(
+            f"the cell body must be a list of argument mappings (a JSON array, or YAML '- key: value' "
+            f"items), got {kind}"
+        )
+    return check_items(value)
+
+
+def check_items(values: Any) -> list[dict[str, Any]]:
+    """``values`` (a list, or what ``--over`` gave) as a list of JSON-able argument mappings."""
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ArgumentError(f"expected a list of argument mappings, got a {type(values).__name__}")
+    items: list[dict[str, Any]] = []
+    for place, value in enumerate(values):
+        if place >= MAX_ITEMS:
+            raise ArgumentError(f"more than {MAX_ITEMS} argument mappings: split the batch")
+        if not isinstance(value, dict):
+            raise ArgumentError(f"item {place} must be a mapping of arguments, got a {type(value).__name__}")
+        try:
+            items.append(_body_value(value, f"item {place}"))
+        except TypeError as exc:
+            raise ArgumentError(f"item {place} has a value JSON cannot carry: {exc}") from None
+    if not items:
+        raise ArgumentError("the list of argument mappings is empty: nothing to run")
+    return items
+
+
+def _split_over(line: str) -> tuple[str, str | None]:
+    """(the line before ``--over``, the expression after it as written, or None)."""
+    match = _OVER.search(line)
+    if match is None:
+        return line, None
+    expression = line[match.end() :].strip()
+    if not expression:
+        raise ArgumentError("%mcp_map: --over needs a Python expression (a list of argument mappings)")
+    return line[: match.start()], expression
+
+
+def _limit(raw: str, shown: str) -> int:
+    if not raw.isdigit() or int(raw) < 1:
+        raise ArgumentError(f"%{shown}: --limit needs a whole number of tasks >= 1, got {raw!r}")
+    return int(raw)
+
+
+def _answers(raw: str | None, shown: str) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    answers = parse_value(raw)
+    if isinstance(answers, str):  # quoted like a shell word: --answers '{"depth": 2}'
+        answers = parse_value(answers)
+    if not isinstance(answers, dict):
+        raise ArgumentError(
+            f"%{shown}: --answers needs a JSON mapping of field names to values, e.g. --answers '{{\"depth\": 2}}'"
+        )
+    return answers
+
+
+__all__ = ["MAX_ITEMS", "MapCall", "check_items", "parse_map_body", "parse_map_line"]

@@ -1,0 +1,176 @@
+"""BatchWidget: one live view for all the tasks of a ``client.map`` batch (``%mcp_map``): counts by
+status, one aggregate progress bar, elapsed time and ETA, the failed and the slowest tasks
+(expandable), and Cancel all. Never one widget per task."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets as t
+
+from ...render import MESSAGE_CHARS
+from ..runtime import get_runtime
+from . import front_end
+from .coalesce import Coalescer
+
+if TYPE_CHECKING:
+    from ...batch import Batch, BatchTask
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two updates of a batch view, at most (the browser ticks the clocks itself).
+UPDATE_INTERVAL = 0.25
+
+
+class BatchWidget(anywidget.AnyWidget):
+    """A live view of a :class:`~mcp_tasks_jupyter.batch.Batch`. Its state is data (the browser
+    draws it with ``textContent``); changes of any of its tasks are coalesced into at most one
+    message per ``UPDATE_INTERVAL`` (the final state at once)."""
+
+    _esm = front_end.esm("batch")
+    _css = front_end.css("batch")
+
+    tool = t.Unicode("").tag(sync=True)
+    server = t.Unicode("").tag(sync=True)
+    total = t.Int(0).tag(sync=True)
+    limit = t.Int(0).tag(sync=True)
+    #: Tasks by status, in the vocabulary's order: ``{"completed": 42, "queued": 8}``.
+    counts = t.Dict().tag(sync=True)
+    ended = t.Int(0).tag(sync=True)
+    #: The aggregate progress, 0..1 (an ended task counts whole, a running one by its progress).
+    fraction = t.Float(0.0).tag(sync=True)
+    started = t.Float(0.0).tag(sync=True)
+    finished = t.Float(None, allow_none=True).tag(sync=True)
+    done = t.Bool(False).tag(sync=True)
+    #: ``{index, label, status, started, finished, error}`` of the failed tasks (the first 20).
+    failed = t.List(t.Dict()).tag(sync=True)
+    #: The same of the slowest tasks (the longest running or run, the first 5).
+    slowest = t.List(t.Dict()).tag(sync=True)
+    cancelling = t.Bool(False).tag(sync=True)
+    cancel_error = t.Unicode("").tag(sync=True)
+    #: The kernel's clock (epoch s) when this state was sent: the browser corrects its own by it.
+    sent_at = t.Float(0.0).tag(sync=True)
+
+    def __init__(self, batch: Batch, *, interval: float = UPDATE_INTERVAL) -> None:
+        self._batch = batch
+        self._cancelling = False
+        self._cancel_error = ""
+        self._coalescer = Coalescer(self._flush, interval)
+        self._unsubscribe: Any = None
+        super().__init__(**self._current_state(), sent_at=time.time())
+        self.on_msg(self._on_front_end_msg)
+        if not batch.ready():
+            self._unsubscribe = batch.on_change(self._on_change)
+
+    @property
+    def batch(self) -> Batch:
+        return self._batch
+
+    @property
+    def flushes(self) -> int:
+        """How many state updates were sent (at most one comm message each)."""
+        return self._coalescer.flushes
+
+    def cancel(self) -> None:
+        """What Cancel all does: cancel every task of the batch, in the background (errors show up
+        in the widget, nothing is raised here)."""
+        if self._batch.ready() or self._cancelling:
+            return
+        self._cancelling, self._cancel_error = True, ""
+        job = self._cancel()
+        try:
+            get_runtime().spawn(job, name=f"cancel batch {self._batch.tool}")
+        except Exception as exc:  # no loop to run it on
+            job.close()
+            self._cancelling, self._cancel_error = False, f"cancel failed: {exc}"
+        self._coalescer.request(now=True)
+
+    def close(self) -> None:
+        self._stop_following()
+        self._coalescer.cancel()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"BatchWidget({self._batch!r})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            data["text/plain"] = f"<{self._batch.tool} on {self._batch.server}: {len(self._batch)} tasks>"
+        return bundle
+
+    def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "cancel":
+            self.cancel()
+
+    def _on_change(self, batch: Batch) -> None:
+        if batch.ready():
+            self._stop_following()
+            self._coalescer.request(now=True)
+        else:
+            self._coalescer.request()
+
+    def _stop_following(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _current_state(self) -> dict[str, Any]:
+        view = self._batch.view()
+        return {
+            "tool": view.tool,
+            "server": view.server,
+            "total": view.total,
+            "limit": view.limit,
+            "counts": view.counts,
+            "ended": view.ended,
+            "fraction": round(view.fraction, 4),
+            "started": view.started,
+            "finished": view.finished,
+            "done": view.done,
+            "failed": [_task(task) for task in view.failed],
+            "slowest": [_task(task) for task in view.slowest],
+            "cancelling": self._cancelling and not view.done,
+            "cancel_error": self._cancel_error,
+        }
+
+    def _flush(self) -> None:
+        if self.comm is None:
+            return  # closed
+        changed = {k: v for k, v in self._current_state().items() if getattr(self, k) != v}
+        if not changed:
+            return
+        with self.hold_sync():
+            for name, value in changed.items():
+                setattr(self, name, value)
+            self.sent_at = time.time()
+
+    async def _cancel(self) -> None:
+        try:
+            await self._batch.cancel()
+        except Exception as exc:
+            log.info("cancelling %r failed: %s", self._batch, exc)
+            self._cancel_error = f"cancel failed: {exc}"
+        self._cancelling = False
+        self._coalescer.request(now=True)
+
+
+def _task(task: BatchTask) -> dict[str, Any]:
+    error = task.error
+    if error is not None and len(error) > MESSAGE_CHARS:
+        error = error[:MESSAGE_CHARS] + "…"
+    return {
+        "index": task.index,
+        "label": task.label,
+        "status": task.status,
+        "started": round(task.started, 3),
+        "finished": None if task.finished is None else round(task.finished, 3),
+        "error": error,
+    }
+
+
+__all__ = ["UPDATE_INTERVAL", "BatchWidget"]

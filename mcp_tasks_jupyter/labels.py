@@ -1,0 +1,52 @@
+"""A task named by its arguments: ``topic=tides depth=2``, short enough for a board row or a toast.
+
+Twenty tasks of one tool differ only by their arguments, so every view that lists tasks (the board,
+the compact widget, notifications, the "still running" line of an interrupted cell) names each one by
+this label beside the tool. Pure: no I/O. Values of secret-looking keys never show (``index.SECRET_KEY``),
+and registered secrets are scrubbed from what is left.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .index import REDACTED, SECRET_KEY
+from .redact import scrub
+
+#: The longest label, in characters (cut with "…").
+LABEL_CHARS = 60
+#: The longest single value inside a label.
+VALUE_CHARS = 24
+
+
+def arguments_label(arguments: dict[str, Any] | None, limit: int = LABEL_CHARS) -> str:
+    """``key=value`` words of ``arguments`` in their order, each value cut to ``VALUE_CHARS``;
+    "" for none."""
+    if not arguments:
+        return ""
+    words = []
+    for key, value in arguments.items():
+        shown = REDACTED if SECRET_KEY.search(str(key)) else _value(value)
+        words.append(f"{key}={shown}")
+    text = scrub(" ".join(words))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        text = value if value and not any(c.isspace() for c in value) else json.dumps(value, ensure_ascii=False)
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def task_label(tool: str | None, arguments: dict[str, Any] | None) -> str:
+    """``research topic=tides``: the tool and its arguments' label."""
+    label = arguments_label(arguments)
+    name = tool or "?"
+    return f"{name} {label}" if label else name
+
+
+__all__ = ["LABEL_CHARS", "arguments_label", "task_label"]

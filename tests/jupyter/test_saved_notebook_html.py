@@ -1,0 +1,115 @@
+"""A saved notebook read without a kernel (issue 15, item 8): executed for real (nbclient, a kernel,
+the demo server), saved, then converted to HTML by nbconvert with no kernel and nothing fetched. The
+HTML shows each task's final status in words, its duration, its result (markdown rendered, the
+sources as a table, the chart's image) and the board as a static table; no task output is left
+saying it is still running.
+
+The notebook is saved without widget state, as JupyterLab saves it by default (the widget manager's
+``saveState`` is off): a notebook that keeps the widgets' state has nbconvert draw them with
+scripts from a CDN instead, which needs the network (nbclient keeps it unless
+``store_widget_state=False``)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+
+from tests.support import REPO_ROOT
+
+CELL_TIMEOUT = 90
+KERNEL_START = 60
+
+CELLS = [
+    "%load_ext mcp_tasks_jupyter",
+    "%mcp_connect demo {sys.executable} -m mcp_tasks_jupyter.demo",
+    "report = %mcp_task --wait demo:research topic=tides stage_seconds=0.2",
+    'chart = %mcp_task --wait demo:make_chart values=[3,1,4,1,5] title="Digits" seconds=0.2',
+    'bad = %mcp_task --wait demo:failing_job seconds=0.2 message="row 7 is malformed"',
+    "slow = %mcp_task demo:slow_compute seconds=0.5 steps=5 label=bg",
+    "await slow",
+    "%mcp_tasks",
+]
+
+
+class Page(HTMLParser):
+    """The text and tags of an HTML page, with the text inside each element of class ``cls``."""
+
+    def __init__(self, source: str, cls: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.cls, self.depth, self.boxes, self.images = cls, 0, [], []
+        self.feed(source)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "img":
+            self.images.append(found.get("src") or "")
+        if self.depth:
+            self.depth += tag not in ("img", "br", "hr", "input", "meta", "link")
+        elif tag == "div" and self.cls in (found.get("class") or "").split():
+            self.depth = 1
+            self.boxes.append("")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":  # <img/>: no element to close
+            self.images.append(dict(attrs).get("src") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth:
+            self.boxes[-1] += data
+
+
+def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code) for code in CELLS]
+    NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        startup_timeout=KERNEL_START,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(REPO_ROOT)}},
+        store_widget_state=False,
+    ).execute()
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(nb, path)
+
+    saved = nbformat.read(path, as_version=4)
+    for index in (2, 3, 4, 5):  # one output per task, none of them still "working"
+        outputs = saved.cells[index].outputs
+        assert [o.output_type for o in outputs] == ["display_data"], index
+        assert "working" not in outputs[0].data["text/plain"] and "running" not in outputs[0].data["text/plain"]
+
+    html, _ = HTMLExporter().from_notebook_node(saved)  # no kernel; the notebook keeps no widget state
+    summaries = Page(html, "mtj-summary").boxes
+    assert len(summaries) == 4, summaries
+    report, chart, bad, slow = (" ".join(text.split()) for text in summaries)
+    assert report.startswith("completed research on demo ·") and "Research report: tides" in report
+    assert chart.startswith("completed make_chart on demo ·") and "Digits: bar chart of 5 values" in chart
+    assert bad.startswith("tool error failing_job on demo ·") and "row 7 is malformed" in bad
+    assert slow.startswith("completed slow_compute on demo ·") and "bg: done in 5 steps" in slow
+    for text in summaries:
+        assert re.search(r"· \d+\.\d s", text), text  # the duration
+    # markdown rendered, the sources a table, the chart's image inline (nothing to fetch)
+    assert re.search(r"<h1[^>]*>Research report: tides</h1>", html)
+    assert re.search(r"<caption[^>]*>sources</caption>", html)
+    assert [src[:22] for src in Page(html, "mtj-summary").images] == ["data:image/png;base64,"]
+    # the board, a static table of the four tasks with their statuses in words
+    (board,) = Page(html, "mtj-board-summary").boxes
+    cells = "".join(board.split())  # the text of the cells, one after the other
+    for row in (
+        "completedresearchdemo",
+        "completedmake_chartdemo",
+        "toolerrorfailing_jobdemo",
+        "completedslow_compute",
+    ):
+        assert row in cells, board
+    assert "row 7 is malformed" in board
+    assert "Loading widget" not in html and "Error displaying widget" not in html
