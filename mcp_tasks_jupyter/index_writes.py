@@ -22,10 +22,12 @@ Everything here runs on one thread (the loop's, or the script's): SQLite connect
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import random
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +52,19 @@ MAX_RETRY_S = 5.0
 GIVE_UP_S = 600.0
 #: Rows with a kept change at most (each may hold a task's result); beyond it the oldest are given up.
 MAX_PENDING_ROWS = 10_000
+
+
+#: Every queue, so that what a loop kept for its batch is written when the interpreter exits.
+_queues: weakref.WeakSet[WriteQueue] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_kept() -> None:
+    for queue in list(_queues):
+        try:
+            queue.flush(BLOCKING_BUSY_TIMEOUT_MS)
+        except Exception:  # never fail the interpreter's exit
+            log.exception("the task index %s: writing what was kept at exit failed", queue.database.path)
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -116,6 +131,7 @@ class WriteQueue:
         #: The write of the batch kept on a running loop (and that loop).
         self._batch: asyncio.TimerHandle | None = None
         self._batch_loop: asyncio.AbstractEventLoop | None = None
+        _queues.add(self)
 
     def __len__(self) -> int:
         return len(self._pending)

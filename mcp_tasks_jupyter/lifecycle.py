@@ -674,6 +674,8 @@ class TaskLifecycle:
         for runner in runners:
             runner.cancel()
         await asyncio.gather(*runners, return_exceptions=True)
+        if self.index is not None:
+            self.index.flush()  # the last changes, batched on this loop, before the loop may stop
 
 
 def ended_reason(task_id: str | None, status: str) -> str:
