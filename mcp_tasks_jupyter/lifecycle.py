@@ -644,10 +644,16 @@ class TaskLifecycle:
             return
         assert handle.task_id is not None
         state = await self.dialect.cancel(handle.task_id)
+        if state is None:
+            # Only acknowledged (ext), or it was already terminal: ask once now how it stands rather
+            # than wait for the next poll, which pushes may have put 10 intervals away.
+            try:
+                state = await self.dialect.get(handle.task_id)
+            except MCPError:
+                state = None  # the poller will see it
         if state is not None:
             handle._apply(state)
-        else:
-            self.wake(handle)  # it was already terminal: poll now to learn how it ended
+        self.wake(handle)  # the poller ends a task the answer made terminal, now
 
     def withdraw(self, handle: TaskHandle) -> None:
         """Stop the call or poller behind ``handle`` (an ordinary call is cancelled on the server)."""

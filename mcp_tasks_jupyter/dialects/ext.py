@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 
 #: Attempts to deliver one answer (``tasks/update``) through connection trouble.
 UPDATE_ATTEMPTS = 4
-#: How long a change of the set of live tasks waits before the subscription follows it: tasks
-#: started together make one renewal, not one each.
+#: The subscription is renewed at most once per this long: tasks started together make one
+#: renewal, not one each.
 RESUBSCRIBE_DELAY_S = 0.05
 #: A subscription that failed (not refused) is tried again after this, doubled up to the maximum.
 FIRST_LISTEN_RETRY_S = 1.0
@@ -91,6 +91,7 @@ class ExtDialect(TaskDialect):
         #: Subscriptions made so far (each renewal is one).
         self.subscriptions_made = 0
         self._renewal: asyncio.TimerHandle | None = None
+        self._renewed_at = float("-inf")
         self._retry_s = FIRST_LISTEN_RETRY_S
 
     def install(self, events: TaskEvents, answers: Answers) -> None:
@@ -297,10 +298,15 @@ class ExtDialect(TaskDialect):
         subscription = self.subscription
         return subscription is not None and not subscription.done() and handle.task_id in self.subscribed
 
-    def _follow_later(self, delay: float = RESUBSCRIBE_DELAY_S) -> None:
-        """Have the subscription follow the set of live tasks soon (one timer for many changes)."""
+    def _follow_later(self, delay: float | None = None) -> None:
+        """Have the subscription follow the set of live tasks: at once (a new task's changes are
+        pushed from its start), but at most one renewal per RESUBSCRIBE_DELAY_S (tasks started
+        together share the next one)."""
         if self._renewal is None and self.listen_supported is not False and self.session.closed_error is None:
-            self._renewal = asyncio.get_running_loop().call_later(delay, self._follow)
+            loop = asyncio.get_running_loop()
+            if delay is None:
+                delay = max(0.0, self._renewed_at + RESUBSCRIBE_DELAY_S - loop.time())
+            self._renewal = loop.call_later(delay, self._follow)
 
     def _follow(self) -> None:
         """Renew the subscription when live tasks are missing from it, or when it names twice as
@@ -320,6 +326,7 @@ class ExtDialect(TaskDialect):
         # The new subscription's snapshot brings every named task's state: no change falls between.
         self.subscribed = frozenset(live)
         self.subscriptions_made += 1
+        self._renewed_at = asyncio.get_running_loop().time()
         self.subscription = asyncio.ensure_future(self._listen_to(sorted(self.subscribed)))
         self.subscription.add_done_callback(_consume)
         if current is not None:
