@@ -42,6 +42,16 @@ class Row:
         return self.figure / self.anchor if self.anchor else float("nan")
 
 
+#: The process id of each running server, by its URL (so that a script can read its CPU).
+SERVER_PIDS: dict[str, int] = {}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
 def server(argv: list[str], start_timeout: float = 30.0) -> Iterator[str]:
     """Run an HTTP MCP server whose first stdout line names its URL; yield the URL; always stop it.
@@ -62,6 +72,7 @@ def server(argv: list[str], start_timeout: float = 30.0) -> Iterator[str]:
                     f"server {argv} did not announce a URL within {start_timeout} s: {line!r}\n"
                     + errors.read().decode(errors="replace")[-2000:]
                 )
+            SERVER_PIDS[match.group(1)] = proc.pid
             yield match.group(1)
         finally:
             proc.terminate()

@@ -212,6 +212,12 @@ class TaskIndex:
         logged) and close the database. The index opens again on its next use."""
         _close(self._writes, self._database)
 
+    def flush(self) -> None:
+        """Write what is kept now (the batch of a running loop; see ``index_writes.py``), unless the
+        database is busy and a retry is scheduled. The connection's close calls it, so that no change
+        waits for a loop that is about to stop."""
+        self._writes.flush_unless_due()
+
     def pending(self) -> int:
         """How many rows have changes not written yet (kept while the database was busy)."""
         return len(self._writes)

@@ -12,16 +12,22 @@ write may block up to :data:`BLOCKING_BUSY_TIMEOUT_MS`, and a change still kept 
 write, read or ``close()``. A failure other than a busy database (a read-only file, a full disk) is
 logged and the change dropped, as the index must never break a task.
 
+On a running loop the changes are batched: a change is kept, and everything kept is written together
+in one transaction :data:`BATCH_S` later (one timer for the batch; a read writes what is kept first), so
+that a thousand tasks changing at once make one transaction, not a thousand.
+
 Everything here runs on one thread (the loop's, or the script's): SQLite connections are per thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import random
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +43,8 @@ HOT_BUSY_TIMEOUT_MS = 20
 READ_BUSY_TIMEOUT_MS = 1000
 #: How long anything may wait without a running loop, and ``close()``.
 BLOCKING_BUSY_TIMEOUT_MS = 5000
+#: On a running loop, the changes made within this long are written in one transaction.
+BATCH_S = 0.05
 FIRST_RETRY_S = 0.05
 MAX_RETRY_S = 5.0
 #: How long a change may wait for a busy database before it is given up (logged as an error): ten minutes
@@ -44,6 +52,19 @@ MAX_RETRY_S = 5.0
 GIVE_UP_S = 600.0
 #: Rows with a kept change at most (each may hold a task's result); beyond it the oldest are given up.
 MAX_PENDING_ROWS = 10_000
+
+
+#: Every queue, so that what a loop kept for its batch is written when the interpreter exits.
+_queues: weakref.WeakSet[WriteQueue] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_kept() -> None:
+    for queue in list(_queues):
+        try:
+            queue.flush(BLOCKING_BUSY_TIMEOUT_MS)
+        except Exception:  # never fail the interpreter's exit
+            log.exception("the task index %s: writing what was kept at exit failed", queue.database.path)
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -107,6 +128,10 @@ class WriteQueue:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
         self._delay = FIRST_RETRY_S
+        #: The write of the batch kept on a running loop (and that loop).
+        self._batch: asyncio.TimerHandle | None = None
+        self._batch_loop: asyncio.AbstractEventLoop | None = None
+        _queues.add(self)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -138,12 +163,39 @@ class WriteQueue:
             change.merge(sets, keep)
         if self._retry_due():
             return True
+        loop = running_loop()
+        if loop is not None:
+            if not self._batch_due(loop):
+                self._batch, self._batch_loop = loop.call_later(BATCH_S, self._write_batch), loop
+            return True
         return row not in self.flush(write_timeout_ms())
+
+    def _batch_due(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether the batch's write is scheduled on ``loop`` (one on a closed or other loop never runs)."""
+        if self._batch is not None and self._batch_loop is loop and not loop.is_closed():
+            return True
+        self._cancel_batch()
+        return False
+
+    def _write_batch(self) -> None:
+        self._batch = self._batch_loop = None
+        if self._retry_due():
+            return
+        try:
+            self.flush(HOT_BUSY_TIMEOUT_MS)
+        except Exception:  # never let a loop callback raise
+            log.exception("the task index %s: a batched write failed", self.database.path)
+
+    def _cancel_batch(self) -> None:
+        if self._batch is not None:
+            self._batch.cancel()
+        self._batch = self._batch_loop = None
 
     def flush(self, timeout_ms: int) -> set[int]:
         """Write every pending change in one transaction, waiting at most ``timeout_ms`` for the lock;
         the rows whose changes were dropped. On a busy database the changes are kept and a retry is
         scheduled when a loop runs."""
+        self._cancel_batch()  # whatever is kept is written now
         if not self._pending:
             return set()
         batch = list(self._pending.values())

@@ -8,7 +8,11 @@ Read top to bottom:
 2. **Record**: every handle started here is written to the task index and kept current.
 3. **Poll**: one poller per task asks the server at the task's interval (bounded), sleeps until then or
    until a push wakes it, waits for a reconnection, retries transient trouble with backoff, and
-   serves the task's questions when it is ``input_required``.
+   serves the task's questions when it is ``input_required``. While a push channel is open and
+   delivering the task's changes, the task is polled only as a safety net (``PUSHED_POLL_FACTOR``
+   intervals, at most ``MAX_PUSHED_POLL_WAIT_S``, after the last news of it: a poll or a push,
+   which brings the whole task); it goes back to its own interval when the
+   channel drops (``pushes_changed``) or falls silent (a poll shows a change no push brought).
 4. **Finish**: the result (or error) settles the handle; then **release**: progress listener, open
    questions (refused: their answer would be stale), registries, the dialect's own state.
 
@@ -59,6 +63,11 @@ log = logging.getLogger(__name__)
 DEFAULT_POLL_MS = 1000
 #: The longest a task ever waits between two polls, whatever interval the server asks for.
 MAX_POLL_WAIT_S = 60.0
+#: While a push channel delivers a task's changes, the task is polled only this many intervals
+#: apart (a safety net: a push lost on the way is still seen) ...
+PUSHED_POLL_FACTOR = 10
+#: ... and at most this long apart (never less often than its own interval, though).
+MAX_PUSHED_POLL_WAIT_S = 30.0
 #: Consecutive failed polls (connection trouble, garbage answers) before a task is declared lost.
 MAX_POLL_FAILURES = 6
 MAX_BACKOFF_S = 30.0
@@ -95,6 +104,9 @@ class TaskLifecycle:
         self.calls: set[TaskHandle] = set()
         self._runners: dict[TaskHandle, asyncio.Task[None]] = {}
         self._wakes: dict[TaskHandle, asyncio.Event] = {}
+        #: Tasks whose changes the push channel has been delivering (polled as a safety net only),
+        #: and when the last push of each came (loop time).
+        self._pushed: dict[TaskHandle, float] = {}
         self._creating = 0
         self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
         self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
@@ -102,6 +114,7 @@ class TaskLifecycle:
         self._made: weakref.WeakSet[TaskHandle] = weakref.WeakSet()
         #: Log notifications that belong to no task of this connection.
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOGS_KEPT)
+        session.on_channel.append(self.pushes_changed)
 
     @property
     def server(self) -> str:
@@ -439,17 +452,17 @@ class TaskLifecycle:
                     if handle.status == INPUT_REQUIRED:
                         await dialect.serve_input(handle)
                     if not poll_now:
-                        interval = min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
-                        deadline = last_poll + interval
-                        if failures:
-                            deadline = max(deadline, loop.time() + min(MAX_BACKOFF_S, 2.0**failures))
-                        await self._sleep_until(handle, deadline)
+                        backoff_until = loop.time() + min(MAX_BACKOFF_S, 2.0**failures) if failures else 0.0
+                        await self._sleep_until(handle, last_poll, backoff_until)
                         if handle.status in TERMINAL:
                             continue
                     poll_now = False
                     assert handle.task_id is not None
                     last_poll = loop.time()
+                    seen = handle.status, handle.status_message
                     handle._apply(await dialect.get(handle.task_id))
+                    if (handle.status, handle.status_message) != seen:
+                        self._pushed.pop(handle, None)  # a change no push brought: the channel fell silent
                     failures = 0
                 except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
                     self.finish(handle, error=exc)
@@ -490,17 +503,29 @@ class TaskLifecycle:
         finally:
             dialect.release(handle)
 
-    async def _sleep_until(self, handle: TaskHandle, deadline: float) -> None:
-        """Sleep until ``deadline``; return early only when a push makes the task terminal or needy."""
+    def _due(self, handle: TaskHandle, last_poll: float) -> float:
+        """When ``handle`` is next polled: its interval (bounded) after ``last_poll``; or, while the
+        push channel delivers its changes, the safety net's wait after the last news of it."""
+        interval = min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
+        pushed_at = self._pushed.get(handle)
+        if pushed_at is not None and self.dialect.push_live(handle):
+            safety = max(interval, min(PUSHED_POLL_FACTOR * interval, MAX_PUSHED_POLL_WAIT_S))
+            return max(last_poll, pushed_at) + safety
+        return last_poll + interval
+
+    async def _sleep_until(self, handle: TaskHandle, last_poll: float, not_before: float) -> None:
+        """Sleep until the next poll of ``handle`` is due (``_due``, and not before ``not_before``),
+        reckoned again at each wake: the push channel may have dropped or begun delivering. Return
+        early when a push makes the task terminal or needy."""
         loop = asyncio.get_running_loop()
         wake = self._wakes.setdefault(handle, asyncio.Event())
-        while (remaining := deadline - loop.time()) > 0:
+        while (remaining := max(self._due(handle, last_poll), not_before) - loop.time()) > 0:
             wake.clear()
             try:
                 async with asyncio.timeout(remaining):
                     await wake.wait()
             except TimeoutError:
-                return
+                continue  # the due time may have moved on meanwhile (pushes began): look again
             if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
                 return
 
@@ -516,7 +541,19 @@ class TaskLifecycle:
         if handle is None:
             return
         handle._apply(state)
+        if self.dialect.push_live(handle):
+            # Its changes come by push: polls become a safety net, counted from this news.
+            self._pushed[handle] = asyncio.get_running_loop().time()
         if state.status in TERMINAL or state.status == INPUT_REQUIRED:
+            self.wake(handle)
+
+    def pushes_changed(self) -> None:
+        """A push channel opened or dropped: no task is trusted to its pushes until one comes again,
+        and every poller looks again when its next poll is due (at its own interval)."""
+        if not self._pushed:
+            return
+        trusted, self._pushed = self._pushed, {}
+        for handle in trusted:
             self.wake(handle)
 
     def wake(self, handle: TaskHandle) -> None:
@@ -596,6 +633,7 @@ class TaskLifecycle:
                 self._ended.popitem(last=False)
         self.calls.discard(handle)
         self._wakes.pop(handle, None)
+        self._pushed.pop(handle, None)
 
     async def cancel(self, handle: TaskHandle) -> None:
         """Ask the server to cancel the task (an ordinary call is withdrawn); the handle then ends."""
@@ -606,10 +644,16 @@ class TaskLifecycle:
             return
         assert handle.task_id is not None
         state = await self.dialect.cancel(handle.task_id)
+        if state is None:
+            # Only acknowledged (ext), or it was already terminal: ask once now how it stands rather
+            # than wait for the next poll, which pushes may have put 10 intervals away.
+            try:
+                state = await self.dialect.get(handle.task_id)
+            except MCPError:
+                state = None  # the poller will see it
         if state is not None:
             handle._apply(state)
-        else:
-            self.wake(handle)  # it was already terminal: poll now to learn how it ended
+        self.wake(handle)  # the poller ends a task the answer made terminal, now
 
     def withdraw(self, handle: TaskHandle) -> None:
         """Stop the call or poller behind ``handle`` (an ordinary call is cancelled on the server)."""
@@ -636,6 +680,8 @@ class TaskLifecycle:
         for runner in runners:
             runner.cancel()
         await asyncio.gather(*runners, return_exceptions=True)
+        if self.index is not None:
+            self.index.flush()  # the last changes, batched on this loop, before the loop may stop
 
 
 def ended_reason(task_id: str | None, status: str) -> str:

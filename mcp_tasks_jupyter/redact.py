@@ -6,7 +6,7 @@ when they are made); :func:`scrub` replaces each registered value in a text with
 Scrubbing happens where text leaves for a person or a file: in every ``MCPError`` (message and the
 server's words it keeps), where server text enters a task handle (status and progress messages,
 log notifications), in labels (:func:`safe_url` drops URL userinfo), and in every log record of
-this package, httpx and httpcore (:func:`install_log_scrubbing`).
+this package, of the HTTP engine (aiohttp) and of httpx and httpcore (:func:`install_log_scrubbing`).
 
 Registered values are never forgotten: a value once given stays a secret for the life of the process.
 With nothing registered a scrub costs one comparison (it runs on the poll path); the set is
@@ -30,8 +30,10 @@ MARKER = "***"
 #: Values shorter than this are not registered: they are flags and words (``1``, ``true``, ``debug``,
 #: ``en-US``), not credentials, and replacing them everywhere would mangle every message.
 MIN_SECRET_LEN = 6
-#: Log records of these logger trees are scrubbed (``httpx`` logs every request URL at INFO).
-LOGGER_PREFIXES = ("mcp_tasks_jupyter", "httpx", "httpcore")
+#: Log records of these logger trees are scrubbed: the HTTP engine's (``aiohttp.client``,
+#: ``aiohttp.internal``, ...; it may name a URL), and httpx's and httpcore's (``httpx`` logs every
+#: request URL at INFO; the SSE decoding still goes through httpx-sse, and users may use httpx).
+LOGGER_PREFIXES = ("mcp_tasks_jupyter", "aiohttp", "httpx", "httpcore")
 #: Authorization schemes whose credentials are registered on their own too (``Bearer <token>``).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9._~+/-]{0,31})\s+(\S.*)$")
 
@@ -220,7 +222,7 @@ def scrub_record(record: logging.LogRecord) -> logging.LogRecord:
 
 class SecretFilter(logging.Filter):
     """A logging filter that scrubs every record it sees (never drops one). Records of this package,
-    httpx and httpcore are scrubbed already; attach it to a handler to scrub everything it writes."""
+    aiohttp, httpx and httpcore are scrubbed already; attach it to a handler to scrub everything it writes."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         scrub_record(record)

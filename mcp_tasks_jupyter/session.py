@@ -17,6 +17,7 @@ from typing import Any
 
 from . import __version__
 from .background import Background
+from .deadlines import Deadlines
 from .errors import (
     AuthenticationFailed,
     ConnectionFailed,
@@ -129,9 +130,14 @@ class Session:
         self.reconnecting_since: float | None = None
         #: Called (no arguments) when reconnecting starts or ends.
         self.on_connection: list[Callable[[], None]] = []
+        #: Called (no arguments) when the transport's push channel opens or drops (the GET stream).
+        self.on_channel: list[Callable[[], None]] = []
+        transport.on_channel_change = self._channel_changed
         self._reachable = asyncio.Event()
         self._reachable.set()
         self._renewal: asyncio.Task[None] | None = None
+        #: The timeouts of requests in flight, behind one timer (not one armed per request).
+        self._deadlines = Deadlines()
 
     @property
     def name(self) -> str:
@@ -231,6 +237,7 @@ class Session:
         for task in list(self._serving.values()):
             task.cancel()
         await self.background.aclose()
+        self._deadlines.close()
         self._reachable.set()
         self._fail_all(ConnectionFailed("the connection was closed", server=self.name))
         self.closed_error = self.closed_error or ConnectionFailed("the connection was closed", server=self.name)
@@ -419,6 +426,13 @@ class Session:
         """Return once the server answers again, or the connection was given up (``closed_error``)."""
         await self._reachable.wait()
 
+    def _channel_changed(self) -> None:
+        for listener in list(self.on_channel):
+            try:
+                listener()
+            except Exception:
+                log.exception("push channel listener failed")
+
     def _connection_changed(self) -> None:
         for listener in list(self.on_connection):
             try:
@@ -486,14 +500,18 @@ class Session:
             if seconds is None:
                 await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
                 return await future
+            # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
+            deadline = self._deadlines.start(seconds)  # type: ignore[arg-type]
             try:
-                # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
-                async with asyncio.timeout(seconds):  # type: ignore[arg-type]
-                    await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
-                    return await future
-            except TimeoutError:
+                await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
+                return await future
+            except asyncio.CancelledError:
+                if not deadline.timed_out():
+                    raise
                 self._withdraw(msg_id, f"no answer within {seconds} s")
                 raise RequestTimeout(f"{method}: no answer within {seconds} s", server=self.name) from None
+            finally:
+                deadline.finish()
         except asyncio.CancelledError:
             # Cancelling this coroutine also cancels the future it awaits: only a real answer counts.
             if not future.done() or future.cancelled():

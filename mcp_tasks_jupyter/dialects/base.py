@@ -37,6 +37,9 @@ class TaskEvents(Protocol):
 
     def wake(self, handle: TaskHandle) -> None: ...
 
+    def pushes_changed(self) -> None:
+        """A push channel of the dialect's own (a subscription) opened or dropped."""
+
     def log(self, handle: TaskHandle | None, params: dict[str, Any]) -> None: ...
 
     async def task_asking(self, task_id: str) -> TaskHandle: ...
@@ -189,6 +192,11 @@ class TaskDialect(ABC):
 
     def release(self, handle: TaskHandle) -> None:
         """The handle is finished: drop any per-task state the dialect kept."""
+
+    def push_live(self, handle: TaskHandle) -> bool:
+        """Whether a push channel that carries ``handle``'s changes is open now (the lifecycle then
+        polls the task only as a safety net, once pushes for it came)."""
+        return False
 
     def creating(self, task_id: str) -> TaskHandle | None:
         """The handle of a task whose id is known while it is still being created (a client-chosen

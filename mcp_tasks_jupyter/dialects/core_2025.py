@@ -70,6 +70,10 @@ class Core2025Dialect(TaskDialect):
         except ValueError as exc:
             raise InvalidMessage(str(exc), server=self.server, method="tasks/get", data=raw) from None
 
+    def push_live(self, handle: TaskHandle) -> bool:
+        """``notifications/tasks/status`` come on the server's own channel (the GET stream)."""
+        return self.session.transport.push_channel_open and self.session.closed_error is None
+
     async def serve_input(self, handle: TaskHandle) -> None:
         self._open_fetch(handle.task_id)  # type: ignore[arg-type]
 

@@ -6,7 +6,9 @@ whether to answer with a task (``resultType: "task"``) or the result itself. ``t
 the result, the error or the pending ``inputRequests`` inline; each request key is answered once,
 through the client's one answering path, with ``tasks/update``. ``tasks/cancel`` is only an
 acknowledgement: polling goes on and shows how the task really ended. Where the server accepts
-``subscriptions/listen``, ``notifications/tasks`` wake the poller early. No ``tasks/list``.
+``subscriptions/listen``, ``notifications/tasks`` wake the poller early (and, while they come, the
+lifecycle polls only as a safety net): one subscription carries every live task's id, renewed as
+that set grows (and when it has shrunk by half). No ``tasks/list``.
 """
 
 from __future__ import annotations
@@ -40,10 +42,14 @@ log = logging.getLogger(__name__)
 
 #: Attempts to deliver one answer (``tasks/update``) through connection trouble.
 UPDATE_ATTEMPTS = 4
-#: Tasks followed through their own ``subscriptions/listen`` at once; the others are polled only.
-#: Each listen holds an HTTP connection (a stream) for the task's life, and a client's pool is
-#: finite: hundreds of them would leave no connection for the polls themselves.
-MAX_LISTENERS = 16
+#: The subscription is renewed at most once per this long: tasks started together make one
+#: renewal, not one each.
+RESUBSCRIBE_DELAY_S = 0.05
+#: A subscription that failed (not refused) is tried again after this, doubled up to the maximum.
+FIRST_LISTEN_RETRY_S = 1.0
+MAX_LISTEN_RETRY_S = 30.0
+#: A subscription that lasted this long resets the retry delay.
+LISTEN_HEALTHY_S = 10.0
 #: Errors that mean a server offers no ``subscriptions/listen`` for tasks.
 _NO_LISTEN = frozenset(
     {
@@ -66,7 +72,6 @@ class _Task:
     answered: set[str] = field(default_factory=set)
     #: Keys being answered now (the handler, a person or ``tasks/update`` at work).
     answering: dict[str, asyncio.Task[None]] = field(default_factory=dict)
-    listener: asyncio.Task[Any] | None = None
 
 
 class ExtDialect(TaskDialect):
@@ -80,8 +85,14 @@ class ExtDialect(TaskDialect):
         self._tasks: dict[str, _Task] = {}
         #: None until tried; False once the server refused ``subscriptions/listen``.
         self.listen_supported: bool | None = None
-        #: The ``subscriptions/listen`` requests open now (at most MAX_LISTENERS).
-        self.listeners = 0
+        #: The one ``subscriptions/listen`` request open now (None: none), and the task ids it names.
+        self.subscription: asyncio.Task[None] | None = None
+        self.subscribed: frozenset[str] = frozenset()
+        #: Subscriptions made so far (each renewal is one).
+        self.subscriptions_made = 0
+        self._renewal: asyncio.TimerHandle | None = None
+        self._renewed_at = float("-inf")
+        self._retry_s = FIRST_LISTEN_RETRY_S
 
     def install(self, events: TaskEvents, answers: Answers) -> None:
         super().install(events, answers)
@@ -168,7 +179,7 @@ class ExtDialect(TaskDialect):
         record = self._tasks.get(task_id)
         if record is None:
             record = self._tasks[task_id] = _Task()
-            self._listen(task_id, record)
+            self._follow_later()
         return record
 
     def _remember(self, detailed: wire.DetailedTask) -> None:
@@ -279,38 +290,71 @@ class ExtDialect(TaskDialect):
             return
         for job in record.answering.values():
             job.cancel()
-        if record.listener is not None:
-            record.listener.cancel()
+        self._follow_later()
 
     # -- push notifications --------------------------------------------------------------------
 
-    def _listen(self, task_id: str, record: _Task) -> None:
-        if (
-            self.listen_supported is False
-            or self.session.closed_error is not None
-            or self.listeners >= MAX_LISTENERS
-        ):
+    def push_live(self, handle: TaskHandle) -> bool:
+        subscription = self.subscription
+        return subscription is not None and not subscription.done() and handle.task_id in self.subscribed
+
+    def _follow_later(self, delay: float | None = None) -> None:
+        """Have the subscription follow the set of live tasks: at once (a new task's changes are
+        pushed from its start), but at most one renewal per RESUBSCRIBE_DELAY_S (tasks started
+        together share the next one)."""
+        if self._renewal is None and self.listen_supported is not False and self.session.closed_error is None:
+            loop = asyncio.get_running_loop()
+            if delay is None:
+                delay = max(0.0, self._renewed_at + RESUBSCRIBE_DELAY_S - loop.time())
+            self._renewal = loop.call_later(delay, self._follow)
+
+    def _follow(self) -> None:
+        """Renew the subscription when live tasks are missing from it, or when it names twice as
+        many as live; end it when no task is live."""
+        self._renewal = None
+        if self.listen_supported is False or self.session.closed_error is not None:
             return
-        self.listeners += 1
-        record.listener = asyncio.ensure_future(self._listen_to(task_id))
-        record.listener.add_done_callback(self._listener_done)
+        live = self._tasks.keys()
+        current = self.subscription if self.subscription is not None and not self.subscription.done() else None
+        if not live:
+            if current is not None:
+                current.cancel()
+            self.subscription, self.subscribed = None, frozenset()
+            return
+        if current is not None and live <= self.subscribed and 2 * len(live) > len(self.subscribed):
+            return
+        # The new subscription's snapshot brings every named task's state: no change falls between.
+        self.subscribed = frozenset(live)
+        self.subscriptions_made += 1
+        self._renewed_at = asyncio.get_running_loop().time()
+        self.subscription = asyncio.ensure_future(self._listen_to(sorted(self.subscribed)))
+        self.subscription.add_done_callback(_consume)
+        if current is not None:
+            current.cancel()
 
-    def _listener_done(self, listener: asyncio.Future[Any]) -> None:
-        self.listeners -= 1
-        _consume(listener)
-
-    async def _listen_to(self, task_id: str) -> None:
-        """Hold a ``subscriptions/listen`` open for one task until it ends (or the server refuses)."""
+    async def _listen_to(self, task_ids: list[str]) -> None:
+        """Hold one ``subscriptions/listen`` open for ``task_ids`` until it is renewed or ended."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         try:
-            await self.session.request(modern.SUBSCRIPTIONS_LISTEN, wire.listen_params([task_id]), timeout=None)
+            await self.session.request(modern.SUBSCRIPTIONS_LISTEN, wire.listen_params(task_ids), timeout=None)
+            self.listen_supported = True  # the server ended it (it is shutting down)
         except MCPError as exc:
             if (isinstance(exc, ProtocolError) and exc.code in _NO_LISTEN) or (
                 isinstance(exc, HTTPStatusError) and 400 <= exc.status_code < 500
             ):
                 self.listen_supported = False
             log.debug("%s: no task notifications through subscriptions/listen: %s", self.server, exc)
-            return
-        self.listen_supported = True
+        # Ended, not renewed (a renewal cancels the old one): no pushes until another subscription.
+        if self.subscription is asyncio.current_task():
+            self.subscription, self.subscribed = None, frozenset()
+            self.events.pushes_changed()
+            self._retry_s = (
+                FIRST_LISTEN_RETRY_S
+                if loop.time() - began >= LISTEN_HEALTHY_S
+                else min(MAX_LISTEN_RETRY_S, self._retry_s * 2)
+            )
+            self._follow_later(self._retry_s)
 
 
 def _consume(task: asyncio.Future[Any]) -> None:

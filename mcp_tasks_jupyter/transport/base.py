@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidMessage, MCPError
@@ -74,6 +75,15 @@ class Transport(ABC):
 
     async def open_listener(self) -> None:
         """Open the channel for server-initiated messages where the transport needs one (HTTP GET)."""
+
+    #: Called (no arguments) when ``push_channel_open`` changes; the session sets it.
+    on_channel_change: Callable[[], None] | None = None
+
+    @property
+    def push_channel_open(self) -> bool:
+        """Whether the server can send this client a message of its own now, outside any request's
+        answer (stdio: while the process runs; HTTP: while the GET stream is open)."""
+        return True
 
     def describe(self) -> dict[str, Any]:
         return {"transport": self.kind, "target": self.label}

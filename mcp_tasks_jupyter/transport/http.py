@@ -13,16 +13,29 @@ Whatever the server sends is read bounded (``http_answers``: a JSON answer up to
 answer's body up to 8 KiB; ``sse``: an event up to 64 MiB). An answer that is not what was asked for
 (not JSON, empty, another content type, too big) is an InvalidMessage saying what came; 401 and 403
 are AuthenticationFailed, which nothing retries (the ``WWW-Authenticate`` challenge is kept).
+
+The HTTP engine is aiohttp, chosen by measurement (BENCHMARKS.md: its exchange costs about a
+quarter of httpx's here): HTTP parsing, the connection pool, TLS and proxies are its. One
+``aiohttp.ClientSession`` per transport, made in ``start``. Nothing is built per poll that can be
+built once: the URL is parsed once, the headers of every POST and GET are built in one place
+(``_rebuild_headers``) and again only when what goes in them changes, the proxy (``HTTP_PROXY``,
+``HTTPS_PROXY``, ``NO_PROXY``) is read from the environment once, and the exchange slots share one
+timer (``_Slots``) instead of arming one per request. Every answer status of 400 and above goes
+through one place (``_raise_status``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
+import urllib.request
 from typing import Any
 
-import httpx
+import aiohttp
+from multidict import CIMultiDict
+from yarl import URL
 
 from ..errors import (
     AuthenticationFailed,
@@ -58,20 +71,30 @@ MAX_RESUME_ATTEMPTS = 5
 MAX_LISTEN_BACKOFF_S = 30.0
 LISTEN_OPEN_WAIT_S = 5.0
 #: Ordinary exchanges in flight at once (a POST until its answer's headers, and a JSON answer's
-#: body). httpcore's pool does work in proportion to connections² on every request, so hundreds of
-#: polls let loose each open a connection and make every request dearer, until the client cannot
-#: keep up; queued here instead, they wait at no cost. Streams (SSE) hold no slot once open.
+#: body). Hundreds of polls let loose would each open a connection (and the server would juggle
+#: them all); queued here instead, they wait at no cost and reuse a few kept-alive connections.
+#: Streams (SSE) hold no slot once open.
 MAX_EXCHANGES = 8
 #: An exchange still waiting after this long (a server that holds back a blocking answer) gives
 #: its slot back, so that slow requests never starve the others.
 SLOT_HOLD_S = 2.0
 MAX_CONNECTIONS = 256
+#: Errors of the HTTP engine while talking (what ``_connection_error`` turns into ours).
+_ENGINE_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError)
 
 
 def _resume_id(position: StreamPosition) -> str | None:
     """The id to resume a stream from, if it can go in a header (printable ASCII: an event id is any text)."""
     event_id = position.last_event_id
     return event_id if event_id is not None and event_id.isascii() and event_id.isprintable() else None
+
+
+def _env_proxy(url: URL) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTP(S)_PROXY``, less ``NO_PROXY``), if any."""
+    host = url.host or ""
+    if urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(url.scheme)
 
 
 class StreamableHTTPTransport(Transport):
@@ -92,45 +115,79 @@ class StreamableHTTPTransport(Transport):
         register_url(url)
         register_all(headers)
         self.label = self.server_name = safe_url(url)
+        parsed = URL(url)  # parsed once
+        #: The URL's userinfo goes as Basic credentials (as httpx sent it), unless the user's headers
+        #: carry an Authorization of their own.
+        self._url_auth = (
+            aiohttp.encode_basic_auth(parsed.user or "", parsed.password or "")
+            if parsed.raw_user or parsed.raw_password
+            else None
+        )
+        self._url = parsed.with_user(None)
         self._user_headers = dict(headers or {})
         self._connect_timeout = connect_timeout
-        self._client: httpx.AsyncClient | None = None
+        self._client: aiohttp.ClientSession | None = None
+        self._proxy: str | None = None
         self._events: TransportEvents | None = None
         self.session_id: str | None = None
         self._protocol_version: str | None = None
-        self._post_headers: dict[str, str] = {}
-        self._get_headers: dict[str, str] = {}
+        self._post_headers: CIMultiDict[str] = CIMultiDict()
+        self._get_headers: CIMultiDict[str] = CIMultiDict()
         self._background: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
         #: The reader of each request's SSE answer (so that a withdrawn request closes its stream).
         self._streams: dict[RequestId, asyncio.Task[None]] = {}
-        self.listening = False
+        self._listening = False
         self.stateless = False
         self._closed = False
-        self._slots = asyncio.Semaphore(MAX_EXCHANGES)
+        self._slots = _Slots(MAX_EXCHANGES, SLOT_HOLD_S)
         #: Where credentials come from beyond ``headers`` (OAuth); its headers win over the user's.
         self.auth = auth
         if auth is not None:
             auth.on_change(self._rebuild_headers)
         self._rebuild_headers()
 
+    @property
+    def listening(self) -> bool:
+        """Whether the standalone GET stream is open."""
+        return self._listening
+
+    @listening.setter
+    def listening(self, value: bool) -> None:
+        if value != self._listening:
+            self._listening = value
+            if self.on_channel_change is not None:
+                self.on_channel_change()
+
+    @property
+    def push_channel_open(self) -> bool:
+        return self._listening
+
     # -- headers -------------------------------------------------------------------------------
 
     def _rebuild_headers(self) -> None:
-        common = dict(self._user_headers)
+        """The headers of every POST and GET, built here and only here (once per change of what
+        goes in them: the user's headers, the auth hook's, the session id, the protocol version)."""
+        common = CIMultiDict(self._user_headers)
         if self.auth is not None:
             common.update(self.auth.headers())
+        if self._url_auth is not None and "Authorization" not in common:
+            common["Authorization"] = self._url_auth
         if self.session_id:
             common["Mcp-Session-Id"] = self.session_id
         if self._protocol_version:
             common["MCP-Protocol-Version"] = self._protocol_version
-        self._post_headers = {**common, "Accept": f"application/json, {SSE}", "Content-Type": "application/json"}
-        self._get_headers = {**common, "Accept": SSE}
+        post = common.copy()
+        post["Accept"] = f"application/json, {SSE}"
+        post["Content-Type"] = "application/json"
+        get = common
+        get["Accept"] = SSE
+        self._post_headers, self._get_headers = post, get
 
-    def _note_session(self, response: httpx.Response) -> None:
+    def _note_session(self, response: aiohttp.ClientResponse) -> None:
         if self.stateless:
             return  # the 2026-07-28 wire has no sessions: never echo one
-        sid = response.headers.get("mcp-session-id")
+        sid = response.headers.get("Mcp-Session-Id")
         if sid and sid != self.session_id:
             if not sid.isascii() or not sid.isprintable():
                 raise InvalidMessage("the server sent an invalid Mcp-Session-Id", server=self.server_name)
@@ -166,13 +223,17 @@ class StreamableHTTPTransport(Transport):
 
     async def start(self, events: TransportEvents) -> None:
         self._events = events
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, connect=self._connect_timeout, read=None),
-            # Keep-alive as many as may be open: httpcore closes every idle connection once the pool
-            # holds more than max_keepalive_connections in all (busy ones counted), so a lower
-            # figure means a new TCP connection per request while many streams are open.
-            limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS),
-            follow_redirects=False,
+        self._proxy = _env_proxy(self._url)
+        self._client = aiohttp.ClientSession(
+            # Keep-alive as many as may be open (streams hold one each); no per-host cap below it.
+            connector=aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0),
+            # No overall bound: a stream lives as long as it lives; a request's own timeout is the
+            # session's (``Session.request``). Connecting (a pool slot included) is bounded here.
+            timeout=aiohttp.ClientTimeout(total=None, connect=self._connect_timeout),
+            # The environment is read once above: aiohttp's trust_env reads it on every request.
+            trust_env=False,
+            # Answers are read bounded through ``content``; no raise on 4xx/5xx (``_raise_status``).
+            raise_for_status=False,
         )
 
     async def close(self) -> None:
@@ -183,6 +244,7 @@ class StreamableHTTPTransport(Transport):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self._slots.close()
         if self.auth is not None:
             await self.auth.aclose()
         client = self._client
@@ -190,12 +252,18 @@ class StreamableHTTPTransport(Transport):
             return
         if self.session_id:
             try:
-                await client.delete(self.url, headers=self._get_headers, timeout=2.0)
-            except httpx.HTTPError:
+                async with client.delete(
+                    self._url,
+                    headers=self._get_headers,
+                    proxy=self._proxy,
+                    timeout=aiohttp.ClientTimeout(total=2.0),
+                ):
+                    pass
+            except _ENGINE_ERRORS:
                 pass
-        await client.aclose()
+        await client.close()
 
-    def _read_in_background(self, response: httpx.Response, msg_id: RequestId) -> None:
+    def _read_in_background(self, response: aiohttp.ClientResponse, msg_id: RequestId) -> None:
         reader = asyncio.create_task(self._read_post_stream(response, msg_id))
         self._background.add(reader)
         self._streams[msg_id] = reader
@@ -209,19 +277,18 @@ class StreamableHTTPTransport(Transport):
 
     # -- sending -------------------------------------------------------------------------------
 
-    def _connection_error(self, exc: httpx.HTTPError) -> ConnectionFailed:
-        if isinstance(exc, httpx.ConnectError):
-            return ServerUnreachable(
-                f"cannot connect to {self.label}: {exc or 'connection refused'}", server=self.server_name
+    def _connection_error(self, exc: BaseException) -> ConnectionFailed:
+        if isinstance(exc, asyncio.TimeoutError):  # aiohttp's own (connecting): not the session's
+            return ConnectionFailed(
+                f"timed out talking to {self.label} ({type(exc).__name__})", server=self.server_name
             )
-        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            why = exc.os_error.strerror or str(exc.os_error) or "connection refused"
+            return ServerUnreachable(f"cannot connect to {self.label}: {why}", server=self.server_name)
+        if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
             # The server went away mid-exchange (a restart closes its connections).
             return ServerUnreachable(
                 f"the connection to {self.label} broke: {type(exc).__name__}: {exc}", server=self.server_name
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            return ConnectionFailed(
-                f"timed out talking to {self.label} ({type(exc).__name__})", server=self.server_name
             )
         return ConnectionFailed(
             f"HTTP failure talking to {self.label}: {type(exc).__name__}: {exc}", server=self.server_name
@@ -232,54 +299,57 @@ class StreamableHTTPTransport(Transport):
         if client is None or events is None or self._closed:
             raise ConnectionFailed("the connection is closed", server=self.server_name)
         msg_id: RequestId | None = message.get("id") if "method" in message else None
-        request = client.build_request(
-            "POST",
-            self.url,
-            content=jsonrpc.encode(message),
-            headers={**self._post_headers, **headers} if headers else self._post_headers,
-        )
-        slot = await _Slot.take(self._slots)
+        sent: CIMultiDict[str] = self._post_headers
+        if headers:
+            sent = sent.copy()
+            sent.update(headers)
+        slot = await self._slots.take()
         try:
-            await self._exchange(client, events, request, message, msg_id)
+            await self._exchange(client, events, jsonrpc.encode(message), sent, message, msg_id)
         finally:
-            slot.release()
+            self._slots.give_back(slot)
 
     async def _exchange(
         self,
-        client: httpx.AsyncClient,
+        client: aiohttp.ClientSession,
         events: TransportEvents,
-        request: httpx.Request,
+        body: bytes,
+        headers: CIMultiDict[str],
         message: dict[str, Any],
         msg_id: RequestId | None,
     ) -> None:
         try:
-            response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            response = await client.post(
+                self._url, data=body, headers=headers, proxy=self._proxy, allow_redirects=False
+            )
+        except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
         owned = True  # this exchange closes the response, unless a stream reader takes it
         try:
             self._note_session(response)
-            status = response.status_code
+            status = response.status
             if status >= 400:
                 await self._raise_status(response, msg_id, message.get("method"))
                 return
             if msg_id is None:
                 return  # 202 (or any 2xx) for a notification or a response
-            ctype = content_type(response)
-            if ctype == SSE:
+            if content_type(response) == SSE:
                 self._read_in_background(response, msg_id)
                 owned = False  # the stream reader owns it now
                 return
             for msg in await read_json(response, message.get("method"), self.server_name):
                 events.message_received(msg)
-        except httpx.HTTPError as exc:
+        except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
         finally:
             if owned:
-                await response.aclose()
+                response.release()  # back to the pool when read to its end; else the connection closes
 
-    async def _raise_status(self, response: httpx.Response, msg_id: RequestId | None, method: str | None) -> None:
-        status = response.status_code
+    async def _raise_status(
+        self, response: aiohttp.ClientResponse, msg_id: RequestId | None, method: str | None
+    ) -> None:
+        """Every answer status of 400 and above, POST or GET, is judged here."""
+        status = response.status
         body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
         if status in (401, 403):
             raise self._auth_failure(response, method or "message", body, more)
@@ -300,14 +370,16 @@ class StreamableHTTPTransport(Transport):
             )
         text = body_text(body, more)  # secrets scrubbed before the cut, which could split one
         raise HTTPStatusError(
-            f"HTTP {status} {printable(response.reason_phrase, 60)} for {method or 'message'}"
+            f"HTTP {status} {printable(response.reason or '', 60)} for {method or 'message'}"
             + (f": {text}" if text else ""),
             server=self.server_name,
             status_code=status,
             body=text,
         )
 
-    def _auth_failure(self, response: httpx.Response, what: str, body: bytes, more: bool) -> AuthenticationFailed:
+    def _auth_failure(
+        self, response: aiohttp.ClientResponse, what: str, body: bytes, more: bool
+    ) -> AuthenticationFailed:
         names = tuple(self._user_headers) + (tuple(self.auth.headers()) if self.auth is not None else ())
         return auth_failure(response, what, body_text(body, more), names, self.server_name)
 
@@ -332,7 +404,7 @@ class StreamableHTTPTransport(Transport):
             self._events.message_received(msg)
         return messages
 
-    async def _read_post_stream(self, response: httpx.Response, msg_id: RequestId) -> None:
+    async def _read_post_stream(self, response: aiohttp.ClientResponse, msg_id: RequestId) -> None:
         """Read a POST's SSE answer until the response arrives; resume it if the stream is cut."""
         assert self._events is not None and self._client is not None
         position = StreamPosition()
@@ -344,13 +416,13 @@ class StreamableHTTPTransport(Transport):
                         for msg in self._deliver_event(event.data):
                             if isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id:
                                 return
-            except httpx.HTTPError:
+            except _ENGINE_ERRORS:
                 pass
             except InvalidMessage as exc:  # an event past the size bound: resuming would send it again
                 self._events.request_failed(msg_id, exc)
                 return
             finally:
-                await response.aclose()
+                response.close()  # a stream is never reused; closing it is also how it is withdrawn
             if self._closed:
                 return
             resume_from = _resume_id(position)
@@ -387,30 +459,29 @@ class StreamableHTTPTransport(Transport):
                 self._events.request_failed(msg_id, exc)
                 return
 
-    def _events_of(self, response: httpx.Response, position: StreamPosition) -> Any:
-        return read_events(response.aiter_bytes(), position, server=self.server_name)
+    def _events_of(self, response: aiohttp.ClientResponse, position: StreamPosition) -> Any:
+        return read_events(response.content.iter_any(), position, server=self.server_name)
 
-    async def _open_get(self, last_event_id: str | None) -> httpx.Response:
+    async def _open_get(self, last_event_id: str | None) -> aiohttp.ClientResponse:
         assert self._client is not None
         headers = self._get_headers
         if last_event_id is not None:
-            headers = {**headers, "Last-Event-ID": last_event_id}
-        request = self._client.build_request("GET", self.url, headers=headers)
+            headers = headers.copy()
+            headers["Last-Event-ID"] = last_event_id
         try:
-            response = await self._client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            response = await self._client.get(self._url, headers=headers, proxy=self._proxy, allow_redirects=False)
+        except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
-        status = response.status_code
+        status = response.status
         if status == 200 and content_type(response) == SSE:
             return response
         try:
             if status in (401, 403):
-                body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
-                raise self._auth_failure(response, "the event stream (GET)", body, more)
-        except httpx.HTTPError as exc:
+                await self._raise_status(response, None, "the event stream (GET)")
+        except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
         finally:
-            await response.aclose()
+            response.close()
         raise HTTPStatusError(
             f"GET for the event stream answered HTTP {status}", server=self.server_name, status_code=status
         )
@@ -462,14 +533,14 @@ class StreamableHTTPTransport(Transport):
                     async with contextlib.aclosing(self._events_of(response, position)) as events:
                         async for event in events:
                             self._deliver_event(event.data)
-                except httpx.HTTPError:
+                except _ENGINE_ERRORS:
                     pass
                 except InvalidMessage as exc:  # an event past the size bound
                     assert self._events is not None
                     self._events.noise_received(exc)
                     backoff = delay = MAX_LISTEN_BACKOFF_S  # it would come again at once
                 finally:
-                    await response.aclose()
+                    response.close()
                 self.listening = False
                 if delay is None:
                     delay = (position.retry_ms if position.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
@@ -495,23 +566,72 @@ class StreamableHTTPTransport(Transport):
         return info
 
 
-class _Slot:
-    """One of the transport's exchange slots: given back when the exchange ends, or after
-    SLOT_HOLD_S, whichever comes first (giving it back twice is harmless)."""
+class _Slots:
+    """The transport's exchange slots: at most ``size`` exchanges at once; a slot is given back when
+    its exchange ends, or once it was held ``hold_s``, whichever comes first.
 
-    __slots__ = ("_slots", "_timer")
+    One timer serves every slot (not one armed and cancelled per exchange): slots are taken in time
+    order, so the oldest held slot is the first to overstay; the timer is armed for it, and when it
+    fires it frees every slot held too long and is armed again for the next oldest, if any.
+    """
 
-    def __init__(self, slots: asyncio.Semaphore) -> None:
-        self._slots: asyncio.Semaphore | None = slots
-        self._timer = asyncio.get_running_loop().call_later(SLOT_HOLD_S, self.release)
+    __slots__ = ("_free", "_held", "_hold_s", "_loop", "_timer", "_waiters")
 
-    @classmethod
-    async def take(cls, slots: asyncio.Semaphore) -> _Slot:
-        await slots.acquire()
-        return cls(slots)
+    def __init__(self, size: int, hold_s: float) -> None:
+        self._free = size
+        self._hold_s = hold_s
+        #: Held slots in the order they were taken: [taken at, still held].
+        self._held: collections.deque[list[Any]] = collections.deque()
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def release(self) -> None:
-        if self._slots is not None:
-            self._slots.release()
-            self._slots = None
+    async def take(self) -> list[Any]:
+        """A slot (give it back with ``give_back``); waits while all are held."""
+        loop = self._loop = self._loop or asyncio.get_running_loop()
+        if self._free <= 0 or self._waiters:
+            waiter = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter  # a freed slot is handed over: _free was not raised for it
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._release()  # handed over as we were cancelled: pass it on
+                else:
+                    with contextlib.suppress(ValueError):
+                        self._waiters.remove(waiter)
+                raise
+        else:
+            self._free -= 1
+        slot = [loop.time(), True]
+        self._held.append(slot)
+        if self._timer is None:
+            self._timer = loop.call_at(slot[0] + self._hold_s, self._expire)
+        return slot
+
+    def give_back(self, slot: list[Any]) -> None:
+        if slot[1]:
+            slot[1] = False
+            self._release()
+
+    def _release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
+
+    def _expire(self) -> None:
+        self._timer = None
+        assert self._loop is not None
+        held, now = self._held, self._loop.time()
+        while held and (not held[0][1] or held[0][0] + self._hold_s <= now):
+            self.give_back(held.popleft())
+        if held:
+            self._timer = self._loop.call_at(held[0][0] + self._hold_s, self._expire)
+
+    def close(self) -> None:
+        if self._timer is not None:
             self._timer.cancel()
+            self._timer = None

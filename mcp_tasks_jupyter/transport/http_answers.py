@@ -7,11 +7,7 @@ not even when a server echoes them back.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncGenerator
-from typing import cast
-
-import httpx
+import aiohttp
 
 from ..errors import AuthenticationFailed, InvalidMessage
 from ..protocol import jsonrpc
@@ -33,19 +29,22 @@ RECONNECT_HINT = (
 )
 
 
-def content_type(response: httpx.Response) -> str:
-    return str(response.headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+def content_type(response: aiohttp.ClientResponse) -> str:
+    return response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
 
 
-async def read_at_most(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    """Up to ``limit`` bytes of the body, and whether there was more (the rest is never read)."""
-    body = bytearray()
-    # httpx's byte iterator is an async generator: close it when we stop early.
-    async with contextlib.aclosing(cast(AsyncGenerator[bytes, None], response.aiter_bytes())) as chunks:
-        async for chunk in chunks:
-            body += chunk
-            if len(body) > limit:
-                return bytes(body[:limit]), True
+async def read_at_most(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
+    """Up to ``limit`` bytes of the body, and whether there was more (the rest is never read: the
+    caller closes the connection, which releasing a half-read answer does too)."""
+    content = response.content
+    first = await content.readany()
+    if not first or content.at_eof():  # the common case: one read, whole
+        return (first, False) if len(first) <= limit else (first[:limit], True)
+    body = bytearray(first)
+    while chunk := await content.readany():
+        body += chunk
+        if len(body) > limit:
+            return bytes(body[:limit]), True
     return bytes(body), False
 
 
@@ -77,11 +76,11 @@ def _invalid(message: str, method: str | None, server: str) -> InvalidMessage:
     return exc
 
 
-async def read_json(response: httpx.Response, method: str | None, server: str) -> list[jsonrpc.Message]:
+async def read_json(response: aiohttp.ClientResponse, method: str | None, server: str) -> list[jsonrpc.Message]:
     """The messages of a JSON answer to ``method``, read bounded; else an InvalidMessage saying what came."""
-    status, ctype = response.status_code, content_type(response)
+    status, ctype = response.status, content_type(response)
     answer = f"answer to {method or 'a message'}"
-    location = response.headers.get("location")
+    location = response.headers.get("Location")
     if 300 <= status < 400 and location:  # typically a proxy sending us to its sign-in page
         raise _invalid(
             f"the {answer} is a redirect (HTTP {status}) to {printable(location, 300)!r}, which this "
@@ -98,10 +97,10 @@ async def read_json(response: httpx.Response, method: str | None, server: str) -
             method,
             server,
         )
-    declared = response.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > MAX_JSON_BYTES:
+    declared = response.content_length
+    if declared is not None and declared > MAX_JSON_BYTES:
         raise _invalid(
-            f"the {answer} (HTTP {status}) is {int(declared)} bytes, more than the "
+            f"the {answer} (HTTP {status}) is {declared} bytes, more than the "
             f"{size_text(MAX_JSON_BYTES)} this client reads",
             method,
             server,
@@ -127,12 +126,12 @@ async def read_json(response: httpx.Response, method: str | None, server: str) -
 
 
 def auth_failure(
-    response: httpx.Response, what: str, text: str, header_names: tuple[str, ...], server: str
+    response: aiohttp.ClientResponse, what: str, text: str, header_names: tuple[str, ...], server: str
 ) -> AuthenticationFailed:
     """The AuthenticationFailed for a 401/403 answer about ``what``: what was refused, which headers
     were sent (names only) and what to do. ``text`` is the answer's body as ``body_text`` gives it."""
-    status = response.status_code
-    raw = ", ".join(response.headers.get_list("www-authenticate"))
+    status = response.status
+    raw = ", ".join(response.headers.getall("WWW-Authenticate", ()))
     challenges = parse_www_authenticate(raw)
     challenge = bearer_challenge(challenges)
     if status == 401:
@@ -164,7 +163,7 @@ def auth_failure(
             f"; the server names its OAuth metadata at {printable(challenge.resource_metadata, 300)} "
             "(this client has no OAuth sign-in yet)"
         )
-    head = f"HTTP {status} {printable(response.reason_phrase, 60)} for {what}"
+    head = f"HTTP {status} {printable(response.reason or '', 60)} for {what}"
     if text:
         head += f": {text}"
     return AuthenticationFailed(

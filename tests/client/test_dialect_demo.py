@@ -194,6 +194,20 @@ async def test_ext_task_notifications_end_a_task_long_before_the_next_poll(conne
     assert result.structured["value"] == 1 and client.dialect.listen_supported is not False
 
 
+async def test_ext_one_subscription_carries_every_live_task(connect_demo):
+    # Tasks started together share one subscriptions/listen (renewed as the set grows), not one
+    # stream each; its snapshot and notifications end every task long before its next poll.
+    async with connect_demo("--poll-interval", "60000", dialect="ext") as client:
+        dialect = client.dialect
+        tasks = [await client.start_task("slow_compute", {"seconds": 1.5, "steps": 3}) for _ in range(6)]
+        ids = {task.task_id for task in tasks}
+        await eventually(lambda: dialect.subscribed == ids and dialect.push_live(tasks[0]), timeout=WAIT)
+        assert dialect.subscriptions_made < len(tasks)
+        results = await asyncio.wait_for(asyncio.gather(*tasks), WAIT)
+        assert [r.structured["value"] for r in results] == [14] * 6
+        await eventually(lambda: dialect.subscription is None, timeout=WAIT)  # no live task: no subscription
+
+
 async def test_ext_question_before_the_task_exists_is_a_multi_round_trip(connect_demo):
     asked: list[str] = []
 

@@ -58,6 +58,8 @@ class Error:
 
 #: A request left unanswered for good.
 SILENT = object()
+#: Put in the outbox by ``FaultHTTPServer.drop_streams``: the GET stream ends there.
+END_STREAM: dict[str, Any] = {"end": "stream"}
 
 
 @dataclass
@@ -253,6 +255,13 @@ class FaultHTTPServer:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._server: Any = None
         self._serving: asyncio.Task[None] | None = None
+        #: Once true, a GET for the event stream is answered 405 (the server offers none).
+        self.refuse_streams = False
+
+    def drop_streams(self) -> None:
+        """End the open GET stream and refuse new ones: the client's push channel is gone."""
+        self.refuse_streams = True
+        self.brain.push(END_STREAM)
 
     def forget_sessions(self) -> None:
         """The server ends every session: requests naming one get HTTP 404 from now on."""
@@ -307,6 +316,8 @@ class FaultHTTPServer:
             if request.method == "GET":
                 if session not in self.sessions:
                     return Response(status_code=404 if session else 400)
+                if self.refuse_streams:
+                    return Response(status_code=405)
                 return StreamingResponse(self._stream(), media_type="text/event-stream")
             try:
                 message = json.loads(await request.body())
@@ -337,6 +348,8 @@ class FaultHTTPServer:
         yield ": open\n\n"
         while True:
             message = await self.brain.outbox.get()
+            if message is END_STREAM:
+                return
             yield f"data: {json.dumps(message)}\n\n"
 
 

@@ -38,6 +38,7 @@ async def test_writes_on_the_loop_return_while_another_process_holds_the_lock(tm
     index = made(path)
     old = index.add(DEMO, "slow_compute", {"n": 1}, task_id="t1")
     assert old is not None
+    await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the batch written")
     with LockHolder(path) as holder:
         index.update(old, task_id="t1", status="working", status_message="half way", ttl_ms=60000)
         index.update(old, task_id=None, status="completed", status_message=None, result={"content": []})
@@ -148,9 +149,10 @@ async def test_a_change_kept_too_long_is_given_up_and_logged(
     index = made(path)
     row = index.add(DEMO, "slow_compute", {}, task_id="t5")
     assert row is not None
+    await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the batch written")
     with caplog.at_level(logging.ERROR, logger="mcp_tasks_jupyter"), LockHolder(path):
         index.update(row, task_id="t5", status="completed", status_message=None)
-        assert index.pending() == 0
+        await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the change given up")
     [given_up] = [r for r in caplog.records if "gave up" in r.getMessage()]
     assert f"row {row} (task t5)" in given_up.getMessage() and "busy" in given_up.getMessage()
     index.close()
@@ -232,3 +234,19 @@ def test_two_kernels_kept_waiting_on_their_loops_lose_nothing(tmp_path: Path) ->
         "AND status_message = 'done' AND result IS NOT NULL"
     ).fetchone() == (300, 300)
     db.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_changes_on_the_loop_are_written_together_in_one_batch(tmp_path: Path) -> None:
+    # A thousand tasks changing at once make one transaction, written a moment later, not one each.
+    path = tmp_path / "tasks.sqlite3"
+    index = made(path)
+    rows = [index.add(DEMO, "slow_compute", {"n": n}, task_id=f"t{n}") for n in range(200)]
+    for row in rows:
+        assert row is not None
+        index.update(row, task_id=None, status="completed", status_message="done")
+    assert index.pending() == len(rows)  # kept for the batch: nothing written yet
+    await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the batch written")
+    assert {stored(path, row, "status") for row in rows} == {("completed",)}
+    assert [r.id for r in index.records()] == rows

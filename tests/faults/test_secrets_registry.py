@@ -96,6 +96,9 @@ def test_log_records_of_every_logger_in_the_trees(caplog: pytest.LogCaptureFixtu
     late = logging.getLogger(f"httpcore.late{os.getpid()}")
     late.debug("connecting with %s", secret)
     logging.getLogger("httpx").info("HTTP Request: POST http://u:%s@host/mcp", secret)
+    # The HTTP engine's loggers (aiohttp.client, aiohttp.internal, ...), children made late too.
+    logging.getLogger("aiohttp.client").warning("Unclosed connection to http://u:%s@host/mcp", secret)
+    logging.getLogger(f"aiohttp.late{os.getpid()}").debug("proxy %s", secret)
     logging.getLogger("mcp_tasks_jupyter.somewhere.new").warning(f"inline {secret}")
     try:
         raise RuntimeError(f"boom {secret}")

@@ -15,6 +15,9 @@ import httpx
 import pytest
 
 import mcp_tasks_jupyter as mtj
+from mcp_tasks_jupyter.dialects.base import TaskDialect
+from mcp_tasks_jupyter.dialects.core_2025 import Core2025Dialect
+from mcp_tasks_jupyter.dialects.ext import ExtDialect
 from mcp_tasks_jupyter.oauth.sign_in import OAuthSignIn
 from tests.faults.server import Raw, http_fault_server
 from tests.support.auth_demo import start_auth_demo
@@ -78,8 +81,12 @@ async def test_sign_in_and_a_task_across_expiries_with_tokens_only_in_the_store(
 async def test_a_401_in_the_middle_of_a_task_refreshes_and_the_task_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # No refresh ahead of expiry: the expired token meets the server's 401 mid-task.
+    # No refresh ahead of expiry: the expired token meets the server's 401 mid-task. Pushes are not
+    # trusted here, so that the task is polled at its interval (with pushes delivering every change,
+    # nothing would be sent during the task for the 401 to meet).
     monkeypatch.setattr(OAuthSignIn, "_arm_timer", lambda self, tokens: None)
+    for dialect in (TaskDialect, Core2025Dialect, ExtDialect):
+        monkeypatch.setattr(dialect, "push_live", lambda self, handle: False)
     person = Person()
     with start_auth_demo(token_ttl=1) as demo:
         auth = mtj.OAuth(open_url=person, token_store=tmp_path)

@@ -1,0 +1,98 @@
+"""Request timeouts that share one timer: what ``asyncio.timeout`` does, without arming and cancelling
+a timer per request (issue 14: nothing per poll that can be done once).
+
+``Deadlines.start(seconds)`` puts the running task's deadline in a heap and returns its ``Deadline``;
+one timer is armed for the earliest deadline still running. When it fires, every task past its
+deadline is cancelled (``Deadline.expired`` then says so), and the timer is armed again for the next
+one. A finished request only marks its entry done (``Deadline.finish``): entries leave the heap when
+they reach its top, so a request costs a heap push and no timer of its own. As with
+``asyncio.timeout``, the owner turns the ``CancelledError`` of an expired deadline into its own
+timeout error (``Deadline.timed_out`` tells a cancellation of ours from one from outside).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+
+__all__ = ["Deadline", "Deadlines"]
+
+
+class Deadline:
+    """One request's deadline (see the module docstring)."""
+
+    __slots__ = ("_cancelling", "_task", "expired", "running", "when")
+
+    def __init__(self, when: float, task: asyncio.Task[object]) -> None:
+        self.when = when
+        self._task: asyncio.Task[object] | None = task
+        self._cancelling = task.cancelling()
+        self.running = True
+        self.expired = False
+
+    def finish(self) -> None:
+        self.running = False
+        self._task = None  # the entry may wait in the heap a while: it keeps nothing alive
+
+    def timed_out(self) -> bool:
+        """Called on the owner's ``CancelledError``: whether it is this deadline's own cancellation
+        (and nobody else's), which the owner then turns into a timeout."""
+        if not self.expired or self._task is None:
+            return False
+        return self._task.uncancel() <= self._cancelling
+
+    def _expire(self) -> None:
+        self.expired = True
+        self.running = False
+        if self._task is not None:
+            self._task.cancel()
+
+
+class Deadlines:
+    """The deadlines of one session's requests, behind one timer."""
+
+    __slots__ = ("_armed_for", "_heap", "_order", "_timer")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Deadline]] = []
+        self._order = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed_for = 0.0
+
+    def start(self, seconds: float) -> Deadline:
+        """The running task's deadline, ``seconds`` from now."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        deadline = Deadline(loop.time() + seconds, task)
+        heapq.heappush(self._heap, (deadline.when, next(self._order), deadline))
+        if self._timer is None or deadline.when < self._armed_for:
+            self._arm(loop)
+        return deadline
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        heap = self._heap
+        while heap and not heap[0][2].running:
+            heapq.heappop(heap)  # finished long ago
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if heap:
+            self._armed_for = heap[0][0]
+            self._timer = loop.call_at(self._armed_for, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        heap, now = self._heap, loop.time()
+        while heap and heap[0][0] <= now:
+            deadline = heapq.heappop(heap)[2]
+            if deadline.running:
+                deadline._expire()
+        self._arm(loop)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._heap.clear()
