@@ -160,8 +160,8 @@ def auth_failure(
     todo += f", e.g. {RECONNECT_HINT}"
     if challenge is not None and challenge.resource_metadata:
         todo += (
-            f"; the server names its OAuth metadata at {printable(challenge.resource_metadata, 300)} "
-            "(this client has no OAuth sign-in yet)"
+            f"; the server signs in with OAuth (its metadata: {printable(challenge.resource_metadata, 300)}): "
+            "connect with auth=mtj.OAuth() (in a notebook, %mcp_connect signs in when asked)"
         )
     head = f"HTTP {status} {printable(response.reason or '', 60)} for {what}"
     if text:

@@ -107,7 +107,7 @@ async def test_401_mid_task_fails_the_task_at_once():
     text = str(error)
     assert "HTTP 401" in text and "for tasks/get" in text and "fault-server" in text
     assert "the server refused the credentials (invalid_token: The access token expired)" in text
-    assert "check or renew the token" in text and METADATA in text
+    assert "check or renew the token" in text and METADATA in text and "auth=mtj.OAuth()" in text
     assert error.www_authenticate == EXPIRED
     challenge = error.challenge
     assert (challenge.scheme, challenge.realm, challenge.error, challenge.resource_metadata) == (
