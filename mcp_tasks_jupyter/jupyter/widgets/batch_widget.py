@@ -14,7 +14,7 @@ import traitlets as t
 from ...render import MESSAGE_CHARS
 from ..runtime import get_runtime
 from . import front_end
-from .coalesce import Coalescer
+from .coalesce import Coalescer, SendsChangedTraits
 
 if TYPE_CHECKING:
     from ...batch import Batch, BatchTask
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 UPDATE_INTERVAL = 0.25
 
 
-class BatchWidget(anywidget.AnyWidget):
+class BatchWidget(SendsChangedTraits, anywidget.AnyWidget):
     """A live view of a :class:`~mcp_tasks_jupyter.batch.Batch`. Its state is data (the browser
     draws it with ``textContent``); changes of any of its tasks are coalesced into at most one
     message per ``UPDATE_INTERVAL`` (the final state at once)."""
@@ -68,11 +68,6 @@ class BatchWidget(anywidget.AnyWidget):
     @property
     def batch(self) -> Batch:
         return self._batch
-
-    @property
-    def flushes(self) -> int:
-        """How many state updates were sent (at most one comm message each)."""
-        return self._coalescer.flushes
 
     def cancel(self) -> None:
         """What Cancel all does: cancel every task of the batch, in the background (errors show up
@@ -137,17 +132,6 @@ class BatchWidget(anywidget.AnyWidget):
             "cancelling": self._cancelling and not view.done,
             "cancel_error": self._cancel_error,
         }
-
-    def _flush(self) -> None:
-        if self.comm is None:
-            return  # closed
-        changed = {k: v for k, v in self._current_state().items() if getattr(self, k) != v}
-        if not changed:
-            return
-        with self.hold_sync():
-            for name, value in changed.items():
-                setattr(self, name, value)
-            self.sent_at = time.time()
 
     async def _cancel(self) -> None:
         try:

@@ -20,7 +20,7 @@ from ...render import MESSAGE_CHARS, summary_line, task_text
 from ...view import view_of
 from ..runtime import get_runtime
 from . import front_end
-from .coalesce import Coalescer
+from .coalesce import Coalescer, SendsChangedTraits
 
 if TYPE_CHECKING:
     from ...tasks import TaskHandle
@@ -33,7 +33,7 @@ COMPACT_AFTER = 3
 COMPACT_INTERVAL = 0.25
 
 
-class CompactTaskWidget(anywidget.AnyWidget):
+class CompactTaskWidget(SendsChangedTraits, anywidget.AnyWidget):
     """A one-line live view of a TaskHandle (make one with :func:`compact`)."""
 
     _esm = front_end.esm("compact")
@@ -60,7 +60,7 @@ class CompactTaskWidget(anywidget.AnyWidget):
         self._cancelling = False
         self._coalescer = Coalescer(self._flush, interval)
         self._unsubscribe: Any = None
-        super().__init__(**self._state(), sent_at=time.time())
+        super().__init__(**self._current_state(), sent_at=time.time())
         self.on_msg(self._on_front_end_msg)
         if not handle.done():
             self._unsubscribe = handle.on_change(self._on_change)
@@ -68,10 +68,6 @@ class CompactTaskWidget(anywidget.AnyWidget):
     @property
     def handle(self) -> TaskHandle:
         return self._handle
-
-    @property
-    def flushes(self) -> int:
-        return self._coalescer.flushes
 
     def cancel(self) -> None:
         """What the cancel button does: ask the server to cancel, in the background."""
@@ -102,7 +98,7 @@ class CompactTaskWidget(anywidget.AnyWidget):
             data["text/plain"] = task_text(self._handle)
         return bundle
 
-    def _state(self) -> dict[str, Any]:
+    def _current_state(self) -> dict[str, Any]:
         seen = view_of(self._handle)
         if seen.done:
             text = seen.failure or summary_line(self._handle, timing=False).partition(" — ")[2]
@@ -139,17 +135,6 @@ class CompactTaskWidget(anywidget.AnyWidget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-
-    def _flush(self) -> None:
-        if self.comm is None:
-            return
-        changed = {k: v for k, v in self._state().items() if getattr(self, k) != v}
-        if not changed:
-            return
-        with self.hold_sync():
-            for name, value in changed.items():
-                setattr(self, name, value)
-            self.sent_at = time.time()
 
     async def _cancel(self) -> None:
         try:

@@ -13,7 +13,7 @@ import traitlets as t
 from ...render import task_text
 from ..runtime import get_runtime
 from . import front_end, registry
-from .coalesce import Coalescer
+from .coalesce import Coalescer, SendsChangedTraits
 from .question_form import FormHost, Question
 from .state import TaskState
 
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 UPDATE_INTERVAL = 0.1
 
 
-class TaskWidget(FormHost, anywidget.AnyWidget):
+class TaskWidget(SendsChangedTraits, FormHost, anywidget.AnyWidget):
     """A live view of a TaskHandle. Make one with :func:`bind` (or ``show_task``).
 
     The state is sent as data (the browser builds the DOM with ``textContent``, never HTML from the
@@ -88,11 +88,6 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
     @property
     def handle(self) -> TaskHandle:
         return self._handle
-
-    @property
-    def flushes(self) -> int:
-        """How many state updates were sent (at most one comm message each)."""
-        return self._coalescer.flushes
 
     def cancel(self) -> None:
         """What the Cancel button does: ask the server to cancel, in the background.
@@ -158,18 +153,6 @@ class TaskWidget(FormHost, anywidget.AnyWidget):
         cancelling = self._cancelling and not state["done"]
         state["cancelling"], state["cancel_error"] = cancelling, self._cancel_error
         return state
-
-    def _flush(self) -> None:
-        """Send every changed trait in one comm message."""
-        if self.comm is None:
-            return  # closed
-        changed = {k: v for k, v in self._current_state().items() if getattr(self, k) != v}
-        if not changed:
-            return
-        with self.hold_sync():
-            for name, value in changed.items():
-                setattr(self, name, value)
-            self.sent_at = time.time()
 
     async def _cancel(self) -> None:
         try:
