@@ -4,6 +4,7 @@ coalesced, Cancel all from the browser's message. No kernel: ipywidgets' dummy c
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 import pytest
@@ -32,7 +33,8 @@ async def test_one_widget_follows_the_whole_batch_with_coalesced_updates(demo, c
     assert widget.finished is not None and widget.failed == []
     assert len(widget.slowest) == 5 and all(t["finished"] is not None for t in widget.slowest)
     durations = [t["finished"] - t["started"] for t in widget.slowest]
-    assert durations == sorted(durations, reverse=True)
+    # slowest first (the widget rounds each time to 1 ms, so two durations within 2 ms may swap)
+    assert all(a >= b - 0.002 for a, b in itertools.pairwise(durations))
     assert summary_line(batch) == "research on demo: 12 tasks — 12 completed"
     elapsed = batch.finished - batch.started
     assert 1 <= len(updates) <= elapsed / UPDATE_INTERVAL + 2  # coalesced: not one per task change
