@@ -46,9 +46,15 @@ def test_resume_after_a_kernel_restart_binds_the_out_variable(tmp_path: Path) ->
                 assert time.monotonic() < deadline, "the -o variable was never bound"
                 time.sleep(0.3)
             assert kernel.value("(out.structured['label'], out.structured['value'])") == ("durable", 385)
-            status = db.execute(
-                "SELECT status, result IS NOT NULL FROM tasks WHERE task_id = ?", (task_id,)
-            ).fetchone()
+            # The kernel writes the index in batches (one transaction per 50 ms): wait for this one.
+            deadline = time.monotonic() + WAIT
+            while True:
+                status = db.execute(
+                    "SELECT status, result IS NOT NULL FROM tasks WHERE task_id = ?", (task_id,)
+                ).fetchone()
+                if status == ("completed", 1) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
             assert status == ("completed", 1), status
             # nothing is left to resume; --clear removes the finished record
             assert "resumed 0 tasks" in kernel.run("%mcp_tasks --resume").stdout
