@@ -205,7 +205,7 @@ def test_cancel_by_variable_and_by_id(kernel: Kernel) -> None:
 def test_result_by_task_id(kernel: Kernel) -> None:
     kernel.run("t = %mcp_task demo:slow_compute seconds=0.5 label=by-id")
     task_id = kernel.value("t.task_id")
-    run = kernel.run(f"%mcp_result {task_id} -o by_id", timeout=25)
+    run = kernel.run(f"%mcp_result demo:{task_id} -o by_id", timeout=25)  # NAME:ID: an id may start with "-"
     assert "by-id: done in 10 steps" in run.result
     assert kernel.value("by_id.structured['label']") == "by-id"
     # a task this kernel does not know yet is picked up on the server
