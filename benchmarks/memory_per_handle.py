@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import Row, demo_server, emit, parser
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.tasks import TaskHandle
+from mcp_tasks_jupyter.tasks.handle import TaskHandle
 
 TARGET_BYTES = 20 * 1024
 PARKED_MS = 3_600_000

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from .batch import Batch
     from .client import Client, connect
     from .errors import (
         AuthenticationFailed,
@@ -37,14 +36,15 @@ if TYPE_CHECKING:
         ToolNotFound,
         UsageError,
     )
-    from .frames import to_dataframe
+    from .exports.frames import to_dataframe
+    from .exports.provenance import export, read_export
     from .oauth import OAuth, TokenStore
     from .protocol.tasks import TaskState
     from .protocol.types import Tool
-    from .provenance import export, read_export
-    from .results import ToolResult
-    from .tasks import Progress, TaskHandle
-    from .waiting import as_completed, gather
+    from .running.batch import Batch
+    from .tasks.handle import Progress, TaskHandle
+    from .tasks.results import ToolResult
+    from .tasks.waiting import as_completed, gather
 
 _ERRORS = (
     "AuthenticationFailed",
@@ -77,15 +77,15 @@ _LAZY = {
     "TokenStore": ".oauth",
     "TaskState": ".protocol.tasks",
     "Tool": ".protocol.types",
-    "ToolResult": ".results",
-    "Progress": ".tasks",
-    "TaskHandle": ".tasks",
-    "Batch": ".batch",
-    "gather": ".waiting",
-    "as_completed": ".waiting",
-    "export": ".provenance",
-    "read_export": ".provenance",
-    "to_dataframe": ".frames",
+    "ToolResult": ".tasks.results",
+    "Progress": ".tasks.handle",
+    "TaskHandle": ".tasks.handle",
+    "Batch": ".running.batch",
+    "gather": ".tasks.waiting",
+    "as_completed": ".tasks.waiting",
+    "export": ".exports.provenance",
+    "read_export": ".exports.provenance",
+    "to_dataframe": ".exports.frames",
 }
 
 

@@ -1,5 +1,5 @@
 """``python -m mcp_tasks_jupyter``: the ``mcp-tasks`` command line (``cli.py``)."""
 
-from .cli import main
+from .exports.cli import main
 
 raise SystemExit(main())

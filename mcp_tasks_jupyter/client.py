@@ -10,24 +10,24 @@ import warnings
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .answering import Answerer
-from .batch import DEFAULT_LIMIT, Batch
 from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
 from .dialects.base import TaskDialect
 from .errors import ConnectionFailed, ToolNotFound, UsageError
-from .handshake import PROBE_TIMEOUT_S, check_version, handshake
-from .index import ServerIdentity, TaskIndex, notebook_path
-from .lifecycle import TaskLifecycle
+from .index.task_index import ServerIdentity, TaskIndex, notebook_path
 from .oauth import OAuth, OAuthSignIn
 from .protocol import headers as wire_headers
 from .protocol.bounds import MAX_LIST_PAGES
 from .protocol.tasks import TaskState
 from .protocol.types import Implementation, ListToolsResult, Tool
 from .redact import safe_url, scrub, scrub_data
-from .results import ToolResult
-from .session import RECONNECT_FOR_S, Session
-from .tasks import TaskHandle
-from .tool_arguments import takes_other_names, unknown_names, unknown_names_text
+from .running.answering import Answerer
+from .running.batch import DEFAULT_LIMIT, Batch
+from .running.lifecycle import TaskLifecycle
+from .session.handshake import PROBE_TIMEOUT_S, check_version, handshake
+from .session.session import RECONNECT_FOR_S, Session
+from .tasks.handle import TaskHandle
+from .tasks.results import ToolResult
+from .tasks.tool_arguments import takes_other_names, unknown_names, unknown_names_text
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 from .transport.auth import AuthHook
 
@@ -296,7 +296,7 @@ class Client:
         cache: bool = False,
     ) -> Batch:
         """Start ``tool`` once per argument mapping, at most ``limit`` tasks running at once, and
-        return the :class:`~mcp_tasks_jupyter.batch.Batch` of their handles at once, in order.
+        return the :class:`~mcp_tasks_jupyter.running.batch.Batch` of their handles at once, in order.
 
         The first ``limit`` tasks are sent straight away; the others are ``queued`` and each is sent
         as soon as another task of the batch ends. ``answers`` (one mapping for every task, or a list
@@ -605,7 +605,7 @@ def connect(
     ``initialize``; ``"2026-07-28"`` speaks only the stateless wire; a legacy version
     (``"2025-11-25"``, ...) only ``initialize``.
     Handlers are ``async def handler(params: dict) -> dict`` returning the MCP result.
-    ``index``: a :class:`~mcp_tasks_jupyter.index.TaskIndex` (or its path) recording every task
+    ``index``: a :class:`~mcp_tasks_jupyter.index.task_index.TaskIndex` (or its path) recording every task
     started (for ``client.resume()`` and ``start_task(..., cache=True)``); the notebook runtime
     gives every connection the default one.
     ``reconnect_for``: how long (seconds) an HTTP server that went away is reconnected, with backoff,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_tasks_jupyter import redact
-from mcp_tasks_jupyter.labels import LABEL_CHARS, arguments_label, task_label
+from mcp_tasks_jupyter.views.labels import LABEL_CHARS, arguments_label, task_label
 
 pytestmark = pytest.mark.unit
 

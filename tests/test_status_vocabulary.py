@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from mcp_tasks_jupyter import status
+from mcp_tasks_jupyter.tasks import status
 
 TS = (Path(__file__).resolve().parent.parent / "labextension" / "src" / "status.ts").read_text()
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_jupyter.tool_arguments import argument_names, takes_other_names, unknown_names, unknown_names_text
+from mcp_tasks_jupyter.tasks.tool_arguments import (
+    argument_names,
+    takes_other_names,
+    unknown_names,
+    unknown_names_text,
+)
 
 pytestmark = pytest.mark.unit
 

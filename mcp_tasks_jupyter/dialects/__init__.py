@@ -23,7 +23,7 @@ from .ext import ExtDialect
 from .sep1686 import Sep1686Dialect
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ..session.session import Session
 
 DIALECTS = ("auto", "2025-11-25", "ext", "sep1686", "none")
 #: Dialects that live on the stateful wire (``initialize``) and those on the stateless one.

@@ -19,11 +19,11 @@ from ..protocol.bounds import MAX_LIST_PAGES
 from ..protocol.jsonrpc import Request
 from ..protocol.tasks import TaskState, parse_task
 from ..protocol.types import Tool
-from ..results import ToolResult
+from ..tasks.results import ToolResult
 
 if TYPE_CHECKING:
-    from ..session import Session
-    from ..tasks import TaskHandle
+    from ..session.session import Session
+    from ..tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
 

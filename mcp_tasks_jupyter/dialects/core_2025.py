@@ -9,11 +9,11 @@ from ..errors import InvalidMessage, ProtocolError, RequestTimeout, TaskCancelle
 from ..protocol import tasks_2025 as wire
 from ..protocol.tasks import CANCELLED, FAILED, TaskState, parse_task
 from ..protocol.types import Tool
-from ..results import ToolResult
+from ..tasks.results import ToolResult
 from .base import TaskDialect
 
 if TYPE_CHECKING:
-    from ..tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
 
 
 class Core2025Dialect(TaskDialect):

@@ -32,11 +32,11 @@ from ..errors import (
 from ..protocol import jsonrpc, modern, tasks_ext as wire
 from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, TaskState
 from ..protocol.types import Tool
-from ..results import ToolResult
+from ..tasks.results import ToolResult
 from .base import Answers, TaskDialect, TaskEvents
 
 if TYPE_CHECKING:
-    from ..tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
 

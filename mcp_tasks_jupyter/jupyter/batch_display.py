@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ..batch import Batch
+from ..running.batch import Batch
 from .display import _shell
 
 

@@ -1,4 +1,4 @@
-"""The kernel end of the JupyterLab extension's tasks channel: comm target ``mcp_tasks_jupyter.tasks``.
+"""The kernel end of the JupyterLab extension's tasks channel: comm target ``mcp_tasks_jupyter.tasks.handle``.
 
 Either side opens the channel. The kernel opens it when the library loads (a front-end that runs
 the extension has registered the target); the front-end opens it when it starts following a kernel
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MCPError
-from ..tasks import TaskHandle
-from ..view import view_of
+from ..tasks.handle import TaskHandle
+from ..views.view import view_of
 from .widgets.coalesce import Coalescer
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TARGET = "mcp_tasks_jupyter.tasks"
+TARGET = "mcp_tasks_jupyter.tasks.handle"
 #: At most one update message per this many seconds (all tasks of the kernel together).
 UPDATE_INTERVAL_S = 0.25
 

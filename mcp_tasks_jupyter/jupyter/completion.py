@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..tasks import TaskHandle
-from ..tool_arguments import argument_names
+from ..tasks.handle import TaskHandle
+from ..tasks.tool_arguments import argument_names
 from .magic_args import RESULT_OPTIONS, TASK_OPTIONS
 
 log = logging.getLogger(__name__)

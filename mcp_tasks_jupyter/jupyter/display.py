@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..render import running_html, running_line, summary_html, summary_line, task_text
-from ..tasks import TaskHandle
+from ..tasks.handle import TaskHandle
+from ..views.render import running_html, running_line, summary_html, summary_line, task_text
 
 
 def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
@@ -101,7 +101,7 @@ def make_board(
 
     ``server``/``status`` pre-select the board's filters; ``history`` shows the history at first.
     """
-    from ..index import notebook_path
+    from ..index.task_index import notebook_path
     from .runtime import get_runtime
     from .widgets import BoardWidget
 

@@ -22,8 +22,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..labels import task_label
-from ..tasks import TaskHandle
+from ..tasks.handle import TaskHandle
+from ..views.labels import task_label
 
 #: Tasks named in the line, at most (the rest are counted).
 NAMED = 3

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..dialects import DIALECTS
 from ..redact import safe_url
-from ..status import STATUSES
+from ..tasks.status import STATUSES
 
 #: Names a connection may have (used as ``NAME:`` in ``NAME:TOOL``, so no ``:``).
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")

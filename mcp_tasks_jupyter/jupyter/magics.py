@@ -25,8 +25,8 @@ from IPython.display import display as ipython_display
 from IPython.utils.text import DollarFormatter
 
 from ..errors import MCPError
-from ..provenance import export_notebook
-from ..tasks import TaskHandle
+from ..exports.provenance import export_notebook
+from ..tasks.handle import TaskHandle
 from . import comm, completion, display, interrupts, questions, sign_in, transform
 from .config import ConfigError, load_server
 from .config_sources import config_table
@@ -369,7 +369,7 @@ class MCPMagics(Magics):
                       also asked to delete them).
         ``--export PATH``  write the provenance of this kernel's tasks and this notebook's recorded
                       ones (of server NAME) to PATH: JSON Lines, or CSV for ``.csv``
-                      (``mcp_tasks_jupyter.provenance``).
+                      (``mcp_tasks_jupyter.exports.provenance``).
         """
         args = self._parse(parse_tasks_args, line)
         server, status = args.server, args.status

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..batch import DEFAULT_LIMIT
+from ..running.batch import DEFAULT_LIMIT
 from .magic_args import (
     ArgumentError,
     Expand,

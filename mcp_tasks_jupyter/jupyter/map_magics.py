@@ -12,7 +12,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import line_cell_magic, magics_class, needs_local_scope, no_var_expand
 
-from ..batch import Batch
+from ..running.batch import Batch
 from .batch_display import show_batch
 from .magic_args import ArgumentError
 from .magics import MCPMagics

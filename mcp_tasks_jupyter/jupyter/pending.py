@@ -88,7 +88,7 @@ async def settle(value: Any, bare: bool = False, target: str | None = None, many
     try:
         result = await value
     except (asyncio.CancelledError, KeyboardInterrupt):
-        from ..tasks import TaskHandle
+        from ..tasks.handle import TaskHandle
         from .interrupts import StillRunning
 
         handle = value.started()

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.tasks import TERMINAL
-from ..tasks import TaskHandle
+from ..tasks.handle import TaskHandle
 from .widgets import registry
 from .widgets.question_form import Question, QuestionWidget
 from .widgets.task_widget import TaskWidget

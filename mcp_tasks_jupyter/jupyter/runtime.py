@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, TaskNotFound, UsageError
-from ..index import TaskIndex, default_index
+from ..index.task_index import TaskIndex, default_index
 from ..oauth import OAuth
 from ..protocol.tasks import question_task_id
 from ..redact import register_all, safe_url, scrub
-from ..tasks import TaskHandle
+from ..tasks.handle import TaskHandle
 from .config import redact
 from .magic_args import NAME_RE
 from .sign_in import notebook_hook, wants_oauth

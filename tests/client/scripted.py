@@ -9,9 +9,9 @@ from typing import Any
 
 from mcp_tasks_jupyter.client import Client, _client_capabilities
 from mcp_tasks_jupyter.dialects import STATEFUL, STATELESS, select_dialect
-from mcp_tasks_jupyter.handshake import handshake
 from mcp_tasks_jupyter.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
-from mcp_tasks_jupyter.session import Session
+from mcp_tasks_jupyter.session.handshake import handshake
+from mcp_tasks_jupyter.session.session import Session
 from mcp_tasks_jupyter.transport.base import Transport, TransportEvents
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.index import ServerIdentity, TaskIndex, default_path
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex, default_path
 from tests.support import start_demo_http
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import python_env
@@ -39,7 +39,7 @@ def cli(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
 
 def test_the_console_script_is_declared() -> None:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    assert project["scripts"]["mcp-tasks"] == "mcp_tasks_jupyter.cli:main"
+    assert project["scripts"]["mcp-tasks"] == "mcp_tasks_jupyter.exports.cli:main"
     assert "usage: mcp-tasks" in cli("--help").stdout
 
 

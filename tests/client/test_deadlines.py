@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from mcp_tasks_jupyter.deadlines import Deadlines
+from mcp_tasks_jupyter.session.deadlines import Deadlines
 
 pytestmark = pytest.mark.anyio
 

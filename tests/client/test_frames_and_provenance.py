@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.index import REDACTED, SCHEMA_VERSION, TaskIndex, canonical_json, default_index
-from mcp_tasks_jupyter.provenance import COLUMNS
+from mcp_tasks_jupyter.exports.provenance import COLUMNS
+from mcp_tasks_jupyter.index.task_index import REDACTED, SCHEMA_VERSION, TaskIndex, canonical_json, default_index
 from tests.support.processes import python_env
 
 pytestmark = pytest.mark.anyio
@@ -96,7 +96,7 @@ async def test_one_row_per_task(connect_demo):
 def test_pandas_is_imported_only_when_asked_for_and_its_absence_is_explained() -> None:
     script = (
         "import sys\n"
-        "import mcp_tasks_jupyter as mtj, mcp_tasks_jupyter.frames, mcp_tasks_jupyter.provenance\n"
+        "import mcp_tasks_jupyter as mtj, mcp_tasks_jupyter.exports.frames, mcp_tasks_jupyter.exports.provenance\n"
         "assert 'pandas' not in sys.modules, 'imported early'\n"
         "sys.modules['pandas'] = None  # as if it were not installed\n"
         "result = mtj.ToolResult.from_wire({'content': [], 'structuredContent': [{'a': 1}]})\n"

@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.index import REDACTED, SCHEMA_VERSION, ServerIdentity, TaskIndex, redact_arguments
+from mcp_tasks_jupyter.index.task_index import (
+    REDACTED,
+    SCHEMA_VERSION,
+    ServerIdentity,
+    TaskIndex,
+    redact_arguments,
+)
 from tests.support import start_demo_http
 from tests.support.processes import python_env
 

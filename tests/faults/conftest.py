@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_jupyter import lifecycle
+from mcp_tasks_jupyter.running import lifecycle
 
 HERE = Path(__file__).resolve().parent
 

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from mcp_tasks_jupyter.background import Background
-from mcp_tasks_jupyter.session import Session
+from mcp_tasks_jupyter.session.background import Background
+from mcp_tasks_jupyter.session.session import Session
 from mcp_tasks_jupyter.transport import StreamableHTTPTransport
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +35,7 @@ async def test_a_failing_background_task_is_logged(caplog):
         raise ValueError("the disk is full")
 
     background = Background("owner-x")
-    with caplog.at_level(logging.WARNING, logger="mcp_tasks_jupyter.background"):
+    with caplog.at_level(logging.WARNING, logger="mcp_tasks_jupyter.session.background"):
         background.spawn(fails(), name="job-y")
         await asyncio.sleep(0.01)
     assert "owner-x: background task job-y failed: ValueError: the disk is full" in caplog.text

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import index_writes
-from mcp_tasks_jupyter.index import ServerIdentity, TaskIndex
+from mcp_tasks_jupyter.index import writes as index_writes
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 from tests.support import eventually, start_demo_http
 from tests.support.processes import python_env
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_jupyter import index_journal
-from mcp_tasks_jupyter.index import ServerIdentity, TaskIndex
-from mcp_tasks_jupyter.index_journal import filesystem_type_from_mountinfo, parse_mountinfo
+from mcp_tasks_jupyter.index import journal as index_journal
+from mcp_tasks_jupyter.index.journal import filesystem_type_from_mountinfo, parse_mountinfo
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 
 DEMO = ServerIdentity("demo", "http://127.0.0.1:1/mcp")
 

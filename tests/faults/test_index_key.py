@@ -15,8 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_jupyter.index import SCHEMA_VERSION, ServerIdentity, TaskIndex, arguments_key, canonical_json
-from mcp_tasks_jupyter.index_key import KEY_BYTES, installation_key, key_path
+from mcp_tasks_jupyter.index.key import KEY_BYTES, installation_key, key_path
+from mcp_tasks_jupyter.index.task_index import (
+    SCHEMA_VERSION,
+    ServerIdentity,
+    TaskIndex,
+    arguments_key,
+    canonical_json,
+)
 from tests.support.processes import python_env
 
 DEMO = ServerIdentity("demo", "http://127.0.0.1:1/mcp")
@@ -69,7 +75,7 @@ def test_two_index_instances_share_the_key_and_the_cache(tmp_path: Path) -> None
 
 MAKE_KEY = """
 import sys
-from mcp_tasks_jupyter.index_key import installation_key
+from mcp_tasks_jupyter.index.key import installation_key
 sys.stdin.readline()  # start together
 print(installation_key(sys.argv[1]).hex())
 """

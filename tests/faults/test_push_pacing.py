@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import lifecycle
+from mcp_tasks_jupyter.running import lifecycle
 
 from .server import Brain, http_fault_server
 from .test_fault_classes import until

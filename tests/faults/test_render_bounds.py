@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import render
+from mcp_tasks_jupyter.views import render
 from tests.jupyter.test_render import Markup, assert_safe
 
 BUDGET = render.PREVIEW_BUDGET

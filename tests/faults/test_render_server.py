@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import render
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from mcp_tasks_jupyter.jupyter.widgets import bind
 from mcp_tasks_jupyter.jupyter.widgets.state import TaskState
+from mcp_tasks_jupyter.views import render
 from tests.jupyter.conftest import demo_client
 from tests.jupyter.test_render import assert_safe
 

@@ -103,8 +103,8 @@ def test_log_records_of_every_logger_in_the_trees(caplog: pytest.LogCaptureFixtu
     try:
         raise RuntimeError(f"boom {secret}")
     except RuntimeError:
-        logging.getLogger("mcp_tasks_jupyter.tasks").exception("failed")
-    logging.getLogger("mcp_tasks_jupyter.tasks").info("no secret here: %s", 42)
+        logging.getLogger("mcp_tasks_jupyter.tasks.handle").exception("failed")
+    logging.getLogger("mcp_tasks_jupyter.tasks.handle").info("no secret here: %s", 42)
     assert_hidden([secret], {}, caplog, index=False)
     assert "boom ***" in caplog.text and "connecting with ***" in caplog.text
     assert caplog.records[-1].args == (42,)  # a record without secrets keeps its arguments

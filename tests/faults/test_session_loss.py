@@ -9,9 +9,9 @@ import asyncio
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import session as session_module
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
-from mcp_tasks_jupyter.render import summary_line
+from mcp_tasks_jupyter.session import session as session_module
+from mcp_tasks_jupyter.views.render import summary_line
 
 from .conftest import stdio_argv
 from .server import http_fault_server

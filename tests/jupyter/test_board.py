@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_jupyter.index import TaskIndex
+from mcp_tasks_jupyter.index.task_index import TaskIndex
 from mcp_tasks_jupyter.jupyter.display import make_board
 from mcp_tasks_jupyter.jupyter.runtime import Runtime
 from mcp_tasks_jupyter.jupyter.widgets import BoardWidget

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import markdown, render, status
 from mcp_tasks_jupyter.jupyter.comm import task_entry
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from mcp_tasks_jupyter.jupyter.widgets import bind
-from mcp_tasks_jupyter.view import board_row, estimated_end, view_of
+from mcp_tasks_jupyter.tasks import status
+from mcp_tasks_jupyter.views import markdown, render
+from mcp_tasks_jupyter.views.view import board_row, estimated_end, view_of
 from tests.support.waiting import eventually
 
 from .conftest import HOSTILE, WAIT, demo_client

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import render
 from mcp_tasks_jupyter.jupyter import questions
 from mcp_tasks_jupyter.jupyter.questions import WITHDRAWN_NOTE, QuestionRouter
 from mcp_tasks_jupyter.jupyter.runtime import Runtime
@@ -27,6 +26,7 @@ from mcp_tasks_jupyter.jupyter.widgets import TaskWidget, bind, registry
 from mcp_tasks_jupyter.jupyter.widgets.question_form import QuestionWidget, check_answer, form_spec
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.protocol.jsonrpc import Notification, Request
+from mcp_tasks_jupyter.views import render
 from tests.support import demo_stdio_argv, eventually
 from tests.support.paths import REPO_ROOT
 

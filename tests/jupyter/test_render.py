@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter import render
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
+from mcp_tasks_jupyter.views import render
 
 from .conftest import HOSTILE, WAIT, demo_client
 

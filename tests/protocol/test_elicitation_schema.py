@@ -1,4 +1,4 @@
-from mcp_tasks_jupyter import elicitation
+from mcp_tasks_jupyter.tasks import elicitation
 
 SCHEMA = {
     "type": "object",

@@ -13,7 +13,7 @@ from mcp_tasks_jupyter.protocol.types import (
     parse,
     parse_content,
 )
-from mcp_tasks_jupyter.results import ToolResult
+from mcp_tasks_jupyter.tasks.results import ToolResult
 
 
 def test_every_content_block_kind_is_validated():

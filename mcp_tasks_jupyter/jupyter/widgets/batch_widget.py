@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...render import MESSAGE_CHARS
+from ...views.render import MESSAGE_CHARS
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer, SendsChangedTraits
 
 if TYPE_CHECKING:
-    from ...batch import Batch, BatchTask
+    from ...running.batch import Batch, BatchTask
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ UPDATE_INTERVAL = 0.25
 
 
 class BatchWidget(SendsChangedTraits, anywidget.AnyWidget):
-    """A live view of a :class:`~mcp_tasks_jupyter.batch.Batch`. Its state is data (the browser
+    """A live view of a :class:`~mcp_tasks_jupyter.running.batch.Batch`. Its state is data (the browser
     draws it with ``textContent``); changes of any of its tasks are coalesced into at most one
     message per ``UPDATE_INTERVAL`` (the final state at once)."""
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...render import board_html
+from ...views.render import board_html
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer
 from .state import board_row, static_board_row
 
 if TYPE_CHECKING:
-    from ...tasks import TaskHandle
+    from ...tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
 

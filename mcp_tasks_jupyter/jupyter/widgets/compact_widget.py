@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...render import MESSAGE_CHARS, summary_line, task_text
-from ...view import view_of
+from ...views.render import MESSAGE_CHARS, summary_line, task_text
+from ...views.view import view_of
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer, SendsChangedTraits
 
 if TYPE_CHECKING:
-    from ...tasks import TaskHandle
+    from ...tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
 

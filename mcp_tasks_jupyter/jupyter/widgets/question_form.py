@@ -5,7 +5,7 @@ A :class:`Question` is one open ``elicitation/create`` request. It is shown by o
 (the :class:`~.task_widget.TaskWidget` of its task, or a standalone :class:`QuestionWidget`), each
 keeping its own copy of the form in its ``questions`` trait. The browser sends the person's
 choice as a custom message; Python is the authority on it: an answer that does not fit the
-schema (:func:`~mcp_tasks_jupyter.elicitation.errors_by_field`) is refused with the errors shown
+schema (:func:`~mcp_tasks_jupyter.tasks.elicitation.errors_by_field`) is refused with the errors shown
 in the form, and nothing is sent. The first valid answer settles the question in every host.
 
 The form's data (one entry of a host's ``questions`` list; every string is the server's own and is
@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 import anywidget
 import traitlets as t
 
-from ... import elicitation
+from ...tasks import elicitation
 from . import front_end
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def check_answer(
 ) -> tuple[dict[str, Any] | None, dict[str, list[str]]]:
     """``(answer, {})`` for a submission that may be sent, else ``(None, errors by field)``.
 
-    Only the schema's own fields are kept; every value must fit (:mod:`~mcp_tasks_jupyter.elicitation`).
+    Only the schema's own fields are kept; every value must fit (:mod:`~mcp_tasks_jupyter.tasks.elicitation`).
     """
     if action not in _ACTIONS:
         return None, {"": [f"unknown action {action!r}"]}

@@ -11,7 +11,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...tasks import TaskHandle
+    from ...tasks.handle import TaskHandle
 
 _widgets: weakref.WeakKeyDictionary[TaskHandle, list[Any]] = weakref.WeakKeyDictionary()
 

@@ -10,12 +10,12 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from ... import view
-from ...render import MESSAGE_CHARS, QUESTIONS_SHOWN, pending_questions, result_preview
-from ...view import estimated_end, record_view, view_of
+from ...views import view
+from ...views.render import MESSAGE_CHARS, QUESTIONS_SHOWN, pending_questions, result_preview
+from ...views.view import estimated_end, record_view, view_of
 
 if TYPE_CHECKING:
-    from ...tasks import TaskHandle
+    from ...tasks.handle import TaskHandle
 
 #: Log lines a task widget shows (the newest).
 LOG_LINES_SHOWN = 50

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...render import task_text
+from ...views.render import task_text
 from ..runtime import get_runtime
 from . import front_end, registry
 from .coalesce import Coalescer, SendsChangedTraits
@@ -18,7 +18,7 @@ from .question_form import FormHost, Question
 from .state import TaskState
 
 if TYPE_CHECKING:
-    from ...tasks import TaskHandle
+    from ...tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
 

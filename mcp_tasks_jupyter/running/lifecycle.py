@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from ..errors import (
     AuthenticationFailed,
     ConnectionFailed,
     InvalidMessage,
@@ -45,18 +45,18 @@ from .errors import (
     TaskLost,
     TaskNotFound,
 )
-from .index import Recorder, ServerIdentity, TaskIndex, notebook_path
-from .protocol import modern
-from .protocol.tasks import INPUT_REQUIRED, TERMINAL, WORKING, TaskState
-from .protocol.types import Tool
-from .redact import scrub_data
-from .results import ToolResult
-from .session import HandlerError, Session
-from .status import QUEUED
-from .tasks import HandleControls, TaskHandle
+from ..index.task_index import Recorder, ServerIdentity, TaskIndex, notebook_path
+from ..protocol import modern
+from ..protocol.tasks import INPUT_REQUIRED, TERMINAL, WORKING, TaskState
+from ..protocol.types import Tool
+from ..redact import scrub_data
+from ..session.session import HandlerError, Session
+from ..tasks.handle import HandleControls, TaskHandle
+from ..tasks.results import ToolResult
+from ..tasks.status import QUEUED
 
 if TYPE_CHECKING:
-    from .dialects.base import TaskDialect
+    from ..dialects.base import TaskDialect
 
 log = logging.getLogger(__name__)
 

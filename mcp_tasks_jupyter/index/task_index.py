@@ -57,14 +57,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from . import index_key
-from .index_db import SCHEMA_VERSION, IndexDatabase, transaction
-from .index_writes import WriteQueue, read_timeout_ms
-from .status import FINISHED as FINISHED_STATUSES
+from ..tasks.status import FINISHED as FINISHED_STATUSES
+from . import key as index_key
+from .database import SCHEMA_VERSION, IndexDatabase, transaction
+from .writes import WriteQueue, read_timeout_ms
 
 if TYPE_CHECKING:
-    from .errors import TaskLost
-    from .tasks import TaskHandle
+    from ..errors import TaskLost
+    from ..tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
 
@@ -474,14 +474,14 @@ class Recorder:
 
 
 def _connection_lost(error: BaseException) -> TypeGuard[TaskLost]:
-    from .errors import TaskLost
+    from ..errors import TaskLost
 
     return isinstance(error, TaskLost)
 
 
 def ended_status(handle: TaskHandle, error: BaseException) -> tuple[str, str | None]:
     """How a record of a task that ended with ``error`` reads: (status, message in plain words)."""
-    from .errors import MCPError, TaskExpired, TaskNotFound
+    from ..errors import MCPError, TaskExpired, TaskNotFound
 
     detail = error.detail if isinstance(error, MCPError) else str(error)
     if isinstance(error, TaskExpired):

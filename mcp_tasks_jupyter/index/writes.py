@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .index_db import IndexDatabase, is_busy, transaction
+from .database import IndexDatabase, is_busy, transaction
 
 log = logging.getLogger(__name__)
 

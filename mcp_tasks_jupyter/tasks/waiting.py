@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from .errors import UsageError
+from ..errors import UsageError
+from .handle import TaskHandle
 from .results import ToolResult
-from .tasks import TaskHandle
 
 
 async def gather(*handles: TaskHandle, return_exceptions: bool = False, timeout: float | None = None) -> list[Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol.types import ContentBlock, TextContent, parse_content
+from ..protocol.types import ContentBlock, TextContent, parse_content
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +44,18 @@ class ToolResult:
         """The structured content as a pandas DataFrame: a list of records, or a mapping holding exactly
         one such list (a UsageError says what the content is otherwise). Needs pandas
         (``pip install 'mcp-tasks-jupyter[pandas]'``)."""
-        from .frames import result_frame
+        from ..exports.frames import result_frame
 
         return result_frame(self)
 
     def __repr__(self) -> str:
         """Stable text: ``ToolResult(text='…', structured={…}, is_error=False)`` (see render.py)."""
-        from .render import result_text
+        from ..views.render import result_text
 
         return result_text(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Stable text and a self-contained HTML preview, for notebooks (no IPython needed)."""
-        from .render import result_html, result_text
+        from ..views.render import result_html, result_text
 
         return {"text/plain": result_text(self), "text/html": result_html(self)}

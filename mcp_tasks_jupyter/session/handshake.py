@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 
-from .errors import (
+from ..errors import (
     AuthenticationFailed,
     ConnectionFailed,
     HTTPStatusError,
@@ -28,8 +28,8 @@ from .errors import (
     RequestTimeout,
     UsageError,
 )
-from .protocol import jsonrpc, modern
-from .protocol.versions import ALL, LATEST, LATEST_MODERN, SUPPORTED, is_modern
+from ..protocol import jsonrpc, modern
+from ..protocol.versions import ALL, LATEST, LATEST_MODERN, SUPPORTED, is_modern
 from .session import Session
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .index import REDACTED, SECRET_KEY
-from .redact import scrub
+from ..index.task_index import REDACTED, SECRET_KEY
+from ..redact import scrub
 
 #: The longest label, in characters (cut with "…").
 LABEL_CHARS = 60

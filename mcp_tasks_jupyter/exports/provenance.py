@@ -25,12 +25,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
-from .index import TaskIndex, TaskRecord, canonical_json, default_index, notebook_path, redact_arguments
-from .redact import safe_url, scrub_data
+from ..errors import UsageError
+from ..index.task_index import (
+    TaskIndex,
+    TaskRecord,
+    canonical_json,
+    default_index,
+    notebook_path,
+    redact_arguments,
+)
+from ..redact import safe_url, scrub_data
 
 if TYPE_CHECKING:
-    from .tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
 
 #: The columns of an export, in order (CSV header; the keys of every JSON Lines row).
 COLUMNS = (
@@ -170,7 +177,7 @@ def handle_row(handle: TaskHandle) -> dict[str, Any]:
 def rows(what: Selection = None, *, index: TaskIndex | None = None) -> list[dict[str, Any]]:
     """The export rows of ``what`` (see the module docstring), reading ``index`` (default: the one the
     kernels use, ``$MTJ_INDEX``)."""
-    from .tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
 
     if index is None:
         index = default_index()
@@ -223,7 +230,7 @@ def write(rows_: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> i
 def export(what: Selection, path: str | os.PathLike[str], *, index: TaskIndex | None = None) -> int:
     """Write the provenance of ``what`` (handles, records, or a filter such as ``{"status":
     "completed"}``; None for every record) to ``path``, JSON Lines or CSV (by extension). Returns the
-    number of tasks written. See :mod:`mcp_tasks_jupyter.provenance` for the columns."""
+    number of tasks written. See :mod:`mcp_tasks_jupyter.exports.provenance` for the columns."""
     return write(rows(what, index=index), path)
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .protocol.tasks import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, SUBMITTED, UNKNOWN, WORKING
+from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, SUBMITTED, UNKNOWN, WORKING
 
 if TYPE_CHECKING:
-    from .tasks import TaskHandle
+    from .handle import TaskHandle
 
 EXPIRED = "expired"
 LOST = "lost"

@@ -30,14 +30,14 @@ import reprlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .errors import MCPError, TaskError, TaskFailed
+from ..errors import MCPError, TaskError, TaskFailed
+from ..protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+from ..tasks.status import in_words, shown_status
 from .markdown import markdown_tree, tree_html
-from .protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
-from .status import in_words, shown_status
 
 if TYPE_CHECKING:
-    from .results import ToolResult
-    from .tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
+    from ..tasks.results import ToolResult
 
 #: Characters of result text in the one-line text forms.
 TEXT_REPR_CHARS = 200

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from . import index_journal
+from . import journal as index_journal
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
-from .labels import arguments_label
+from ..errors import UsageError
+from ..views.labels import arguments_label
 
 if TYPE_CHECKING:
-    from .results import ToolResult
-    from .tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
+    from ..tasks.results import ToolResult
 
 #: The columns every task row has, in order.
 TASK_COLUMNS = (

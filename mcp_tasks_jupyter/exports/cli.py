@@ -28,17 +28,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from . import __version__
-from .errors import MCPError
-from .index import TaskIndex, TaskRecord, default_path
-from .protocol import versions
+from .. import __version__
+from ..errors import MCPError
+from ..index.task_index import TaskIndex, TaskRecord, default_path
+from ..protocol import versions
+from ..tasks.status import FINISHED, STATUSES
 from .provenance import export, matching, provenance_row
-from .status import FINISHED, STATUSES
 
 if TYPE_CHECKING:
-    from .client import Connecting
-    from .results import ToolResult
-    from .tasks import TaskHandle
+    from ..client import Connecting
+    from ..tasks.handle import TaskHandle
+    from ..tasks.results import ToolResult
 
 PROG = "mcp-tasks"
 DEFAULT_TIMEOUT_S = 60.0
@@ -170,7 +170,7 @@ def _show(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
 
 
 def _result(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
-    from .results import ToolResult
+    from ..tasks.results import ToolResult
 
     record = find(index, args.id)
     raw = record.result
@@ -242,7 +242,7 @@ def find(index: TaskIndex, ident: str) -> TaskRecord:
 def _attached(record: TaskRecord, args: argparse.Namespace) -> tuple[Connecting, str]:
     """A connection to the record's server over HTTP (a stdio server ended with its kernel), and the
     record's task id."""
-    from .client import connect
+    from ..client import connect
 
     if record.task_id is None:
         raise CommandError(f"task {_name(record)} ran as an ordinary call: there is no task to reach")
@@ -301,7 +301,7 @@ async def _cancel_remote(record: TaskRecord, index: TaskIndex, args: argparse.Na
 
 def _record_end(index: TaskIndex, record: TaskRecord, handle: TaskHandle) -> None:
     """Keep the record current with what the server said (``Recorder`` does this in a kernel)."""
-    from .index import Recorder
+    from ..index.task_index import Recorder
 
     if handle.done():
         Recorder(index, record.id)(handle)

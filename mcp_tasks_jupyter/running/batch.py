@@ -19,18 +19,18 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
-from .errors import MCPError, TaskCancelled, TaskLost
-from .labels import arguments_label
-from .protocol.tasks import CANCELLED
-from .render import failure_message
-from .results import ToolResult
-from .status import FAILURES, QUEUED, STATUSES
-from .tasks import TaskHandle
-from .waiting import as_completed, gather
+from ..errors import MCPError, TaskCancelled, TaskLost
+from ..protocol.tasks import CANCELLED
+from ..tasks.handle import TaskHandle
+from ..tasks.results import ToolResult
+from ..tasks.status import FAILURES, QUEUED, STATUSES
+from ..tasks.waiting import as_completed, gather
+from ..views.labels import arguments_label
+from ..views.render import failure_message
 
 if TYPE_CHECKING:
+    from ..protocol.types import Tool
     from .lifecycle import TaskLifecycle
-    from .protocol.types import Tool
 
 log = logging.getLogger(__name__)
 

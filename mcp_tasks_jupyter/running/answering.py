@@ -14,14 +14,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import elicitation
-from .errors import InvalidMessage
+from ..errors import InvalidMessage
+from ..protocol.jsonrpc import INVALID_PARAMS
+from ..protocol.tasks import tag_question
+from ..protocol.types import CreateMessageRequestParams, ElicitRequestParams
+from ..session.session import HandlerError, Session
+from ..tasks import elicitation
+from ..tasks.handle import TaskHandle
 from .lifecycle import ended_reason
-from .protocol.jsonrpc import INVALID_PARAMS
-from .protocol.tasks import tag_question
-from .protocol.types import CreateMessageRequestParams, ElicitRequestParams
-from .session import HandlerError, Session
-from .tasks import TaskHandle
 
 log = logging.getLogger(__name__)
 

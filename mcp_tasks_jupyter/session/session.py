@@ -15,10 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import __version__
-from .background import Background
-from .deadlines import Deadlines
-from .errors import (
+from .. import __version__
+from ..errors import (
     AuthenticationFailed,
     ConnectionFailed,
     HTTPStatusError,
@@ -29,11 +27,13 @@ from .errors import (
     ServerUnreachable,
     SessionExpired,
 )
-from .protocol import headers as wire_headers, jsonrpc, modern
-from .protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
-from .protocol.types import DiscoverResult, Implementation, InitializeResult, M, parse
-from .protocol.versions import LATEST, LATEST_MODERN, MODERN, SUPPORTED
-from .transport.base import Transport
+from ..protocol import headers as wire_headers, jsonrpc, modern
+from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from ..protocol.types import DiscoverResult, Implementation, InitializeResult, M, parse
+from ..protocol.versions import LATEST, LATEST_MODERN, MODERN, SUPPORTED
+from ..transport.base import Transport
+from .background import Background
+from .deadlines import Deadlines
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
-from .protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
-from .redact import scrub, scrub_data, scrub_optional
+from ..errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
+from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
+from ..redact import scrub, scrub_data, scrub_optional
 from .results import ToolResult
 from .status import EXPIRED, LOST
 
@@ -189,14 +189,14 @@ class TaskHandle:
 
     def __repr__(self) -> str:
         """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see render.py)."""
-        from .render import task_text
+        from ..views.render import task_text
 
         return task_text(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A snapshot for notebooks: stable text and a self-contained HTML box. For a live view
         use ``mcp_tasks_jupyter.jupyter.display.show_task``."""
-        from .render import task_html, task_text
+        from ..views.render import task_html, task_text
 
         return {"text/plain": task_text(self), "text/html": task_html(self)}
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.tasks import INPUT_REQUIRED
+from ..tasks.status import FINISHED, in_words, shown_status
 from .labels import arguments_label
-from .protocol.tasks import INPUT_REQUIRED
 from .render import failure_message, pending_questions, status_message, tool_error_text
-from .status import FINISHED, in_words, shown_status
 
 if TYPE_CHECKING:
-    from .tasks import TaskHandle
+    from ..tasks.handle import TaskHandle
 
 UNKNOWN_TOOL = "(unknown tool)"
 
