@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .exports.frames import to_dataframe
     from .exports.provenance import export, read_export
     from .oauth import OAuth, TokenStore
-    from .protocol.tasks import TaskState
+    from .protocol.task_state import TaskState
     from .protocol.types import Tool
     from .running.batch import Batch
     from .tasks.handle import Progress, TaskHandle
@@ -75,7 +75,7 @@ _LAZY = {
     "connect": ".client",
     "OAuth": ".oauth",
     "TokenStore": ".oauth",
-    "TaskState": ".protocol.tasks",
+    "TaskState": ".protocol.task_state",
     "Tool": ".protocol.types",
     "ToolResult": ".tasks.results",
     "Progress": ".tasks.handle",

@@ -17,7 +17,7 @@ from .index.task_index import ServerIdentity, TaskIndex, notebook_path
 from .oauth import OAuth, OAuthSignIn
 from .protocol import headers as wire_headers
 from .protocol.bounds import MAX_LIST_PAGES
-from .protocol.tasks import TaskState
+from .protocol.task_state import TaskState
 from .protocol.types import Implementation, ListToolsResult, Tool
 from .redact import safe_url, scrub, scrub_data
 from .running.answering import Answerer

@@ -172,7 +172,9 @@ IMPORTS = imports(KNOWN)
 
 def test_the_sources_are_found() -> None:
     assert f"{PACKAGE}.client" in KNOWN and f"{PACKAGE}.protocol.jsonrpc" in KNOWN
-    assert any(i.importer == f"{PACKAGE}.session.session" and i.target == f"{PACKAGE}.protocol.jsonrpc" for i in IMPORTS)
+    assert any(
+        i.importer == f"{PACKAGE}.session.session" and i.target == f"{PACKAGE}.protocol.jsonrpc" for i in IMPORTS
+    )
 
 
 def test_only_the_jupyter_layer_imports_the_notebook_stack() -> None:

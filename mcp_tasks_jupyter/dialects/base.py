@@ -17,7 +17,7 @@ from ..errors import InvalidMessage, ProtocolError, TaskExpired, TaskNotFound
 from ..protocol import tasks_2025, tasks_sep1686
 from ..protocol.bounds import MAX_LIST_PAGES
 from ..protocol.jsonrpc import Request
-from ..protocol.tasks import TaskState, parse_task
+from ..protocol.task_state import TaskState, parse_task
 from ..protocol.types import Tool
 from ..tasks.results import ToolResult
 

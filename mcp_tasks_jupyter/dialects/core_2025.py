@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidMessage, ProtocolError, RequestTimeout, TaskCancelled, TaskFailed, UsageError
 from ..protocol import tasks_2025 as wire
-from ..protocol.tasks import CANCELLED, FAILED, TaskState, parse_task
+from ..protocol.task_state import CANCELLED, FAILED, TaskState, parse_task
 from ..protocol.types import Tool
 from ..tasks.results import ToolResult
 from .base import TaskDialect

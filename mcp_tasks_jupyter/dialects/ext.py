@@ -30,7 +30,7 @@ from ..errors import (
     TaskFailed,
 )
 from ..protocol import jsonrpc, modern, tasks_ext as wire
-from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, TaskState
+from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, TaskState
 from ..protocol.types import Tool
 from ..tasks.results import ToolResult
 from .base import Answers, TaskDialect, TaskEvents

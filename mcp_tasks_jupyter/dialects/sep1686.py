@@ -26,7 +26,7 @@ from ..errors import (
     UsageError,
 )
 from ..protocol import jsonrpc, tasks_sep1686 as wire
-from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, SUBMITTED, TaskState
+from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, SUBMITTED, TaskState
 from ..protocol.types import Tool
 from ..tasks.results import ToolResult
 from .base import Answers, TaskDialect, TaskEvents

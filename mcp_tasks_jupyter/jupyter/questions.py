@@ -29,7 +29,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..protocol.tasks import TERMINAL
+from ..protocol.task_state import TERMINAL
 from ..tasks.handle import TaskHandle
 from .widgets import registry
 from .widgets.question_form import Question, QuestionWidget

@@ -26,7 +26,7 @@ from ..client import Client, connect as open_connection
 from ..errors import TaskLost, TaskNotFound, UsageError
 from ..index.task_index import TaskIndex, default_index
 from ..oauth import OAuth
-from ..protocol.tasks import question_task_id
+from ..protocol.task_state import question_task_id
 from ..redact import register_all, safe_url, scrub
 from ..tasks.handle import TaskHandle
 from .config import redact

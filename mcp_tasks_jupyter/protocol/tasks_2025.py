@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tasks import TaskState, parse_task, tagged_task_id
+from .task_state import TaskState, parse_task, tagged_task_id
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 STATUS_NOTIFICATION = "notifications/tasks/status"

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import bounds
 from .modern import input_requests, result_type
-from .tasks import TaskState, parse_task
+from .task_state import TaskState, parse_task
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 NOTIFICATION = "notifications/tasks"

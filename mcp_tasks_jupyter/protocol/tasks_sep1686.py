@@ -21,7 +21,7 @@ import secrets
 from typing import Any
 
 from . import bounds
-from .tasks import TaskState, parse_task, tagged_task_id
+from .task_state import TaskState, parse_task, tagged_task_id
 
 TASK_META = "modelcontextprotocol.io/task"
 RELATED_TASK = "modelcontextprotocol.io/related-task"

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InvalidMessage
 from ..protocol.jsonrpc import INVALID_PARAMS
-from ..protocol.tasks import tag_question
+from ..protocol.task_state import tag_question
 from ..protocol.types import CreateMessageRequestParams, ElicitRequestParams
 from ..session.session import HandlerError, Session
 from ..tasks import elicitation

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import MCPError, TaskCancelled, TaskLost
-from ..protocol.tasks import CANCELLED
+from ..protocol.task_state import CANCELLED
 from ..tasks.handle import TaskHandle
 from ..tasks.results import ToolResult
 from ..tasks.status import FAILURES, QUEUED, STATUSES

@@ -47,7 +47,7 @@ from ..errors import (
 )
 from ..index.task_index import Recorder, ServerIdentity, TaskIndex, notebook_path
 from ..protocol import modern
-from ..protocol.tasks import INPUT_REQUIRED, TERMINAL, WORKING, TaskState
+from ..protocol.task_state import INPUT_REQUIRED, TERMINAL, WORKING, TaskState
 from ..protocol.types import Tool
 from ..redact import scrub_data
 from ..session.session import HandlerError, Session

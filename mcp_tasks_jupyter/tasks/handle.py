@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
-from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
+from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
 from ..redact import scrub, scrub_data, scrub_optional
 from .results import ToolResult
 from .status import EXPIRED, LOST

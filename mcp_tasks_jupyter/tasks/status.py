@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..protocol.tasks import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, SUBMITTED, UNKNOWN, WORKING
+from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, SUBMITTED, UNKNOWN, WORKING
 
 if TYPE_CHECKING:
     from .handle import TaskHandle

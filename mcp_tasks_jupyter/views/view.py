@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.tasks import INPUT_REQUIRED
+from ..protocol.task_state import INPUT_REQUIRED
 from ..tasks.status import FINISHED, in_words, shown_status
 from .labels import arguments_label
 from .render import failure_message, pending_questions, status_message, tool_error_text

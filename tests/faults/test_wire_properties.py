@@ -23,7 +23,7 @@ from mcp_tasks_jupyter.client import Client
 from mcp_tasks_jupyter.dialects import Core2025Dialect
 from mcp_tasks_jupyter.errors import MCPError
 from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686
-from mcp_tasks_jupyter.protocol.tasks import SERVER_STATUSES, TaskState, parse_task
+from mcp_tasks_jupyter.protocol.task_state import SERVER_STATUSES, TaskState, parse_task
 from mcp_tasks_jupyter.session.session import Session
 from mcp_tasks_jupyter.transport.base import Transport
 

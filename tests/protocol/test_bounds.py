@@ -4,7 +4,7 @@ import pytest
 
 from mcp_tasks_jupyter.protocol import bounds, jsonrpc, modern, tasks_ext, tasks_sep1686
 from mcp_tasks_jupyter.protocol.jsonrpc import MessageError, Response, decode
-from mcp_tasks_jupyter.protocol.tasks import parse_task
+from mcp_tasks_jupyter.protocol.task_state import parse_task
 from mcp_tasks_jupyter.protocol.types import ProgressParams, parse
 
 # -- decode ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import pytest
 
 from mcp_tasks_jupyter.protocol import tasks_2025
-from mcp_tasks_jupyter.protocol.tasks import TaskState, parse_task
+from mcp_tasks_jupyter.protocol.task_state import TaskState, parse_task
 from mcp_tasks_jupyter.protocol.types import (
     EmbeddedResource,
     ImageContent,
