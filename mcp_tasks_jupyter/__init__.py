@@ -6,10 +6,10 @@ task = await client.start_task("research", {"topic": "tides"})
 result = await task
 """
 
-__version__ = "0.1.0"
-
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from .release import __version__
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

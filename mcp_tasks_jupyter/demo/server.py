@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .. import __version__
+from ..release import __version__
 from .config import DemoConfig
 from .jsonrpc import INVALID_REQUEST, Outbound, is_valid_id, make_error, message_kind
 from .protocol_2025 import Session2025

@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .. import __version__
 from ..errors import MCPError
 from ..index.task_index import TaskIndex, TaskRecord, default_path
 from ..protocol import versions
+from ..release import __version__
 from ..tasks.status import FINISHED, STATUSES
 from .provenance import export, matching, provenance_row
 

@@ -1,4 +1,4 @@
-"""The kernel end of the JupyterLab extension's tasks channel: comm target ``mcp_tasks_jupyter.tasks.handle``.
+"""The kernel end of the JupyterLab extension's tasks channel: comm target ``mcp_tasks_jupyter.tasks``.
 
 Either side opens the channel. The kernel opens it when the library loads (a front-end that runs
 the extension has registered the target); the front-end opens it when it starts following a kernel
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TARGET = "mcp_tasks_jupyter.tasks.handle"
+TARGET = "mcp_tasks_jupyter.tasks"
 #: At most one update message per this many seconds (all tasks of the kernel together).
 UPDATE_INTERVAL_S = 0.25
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .. import __version__
 from ..errors import (
     AuthenticationFailed,
     ConnectionFailed,
@@ -31,6 +30,7 @@ from ..protocol import headers as wire_headers, jsonrpc, modern
 from ..protocol.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from ..protocol.types import DiscoverResult, Implementation, InitializeResult, M, parse
 from ..protocol.versions import LATEST, LATEST_MODERN, MODERN, SUPPORTED
+from ..release import __version__
 from ..transport.base import Transport
 from .background import Background
 from .deadlines import Deadlines
