@@ -9,7 +9,7 @@ result = await task
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .release import __version__
+from .release import __version__ as __version__
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

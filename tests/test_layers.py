@@ -7,6 +7,11 @@
 3. Only ``mcp_tasks_jupyter/dialects/`` imports a dialect codec (``protocol/tasks_2025.py``,
    ``tasks_ext.py``, ``tasks_sep1686.py``).
 4. No import cycles among the package's modules at import time.
+5. The layer table of ``docs/architecture.md`` is the one that holds: every module belongs to one row,
+   a row imports only from the rows above it (but for the few late imports listed in ``LATE_IMPORTS``,
+   each with its reason), and each row's two import cells (the package's layers; what it imports from
+   outside the standard library) say exactly what its modules import, no more and no less.
+6. ``docs/architecture.md`` names every module of the package.
 
 Imports under ``if TYPE_CHECKING:`` never run and are left out. Imports inside functions run (later),
 so rules 1-3 count them; rule 4 does not (a function-level import is how a cycle is broken).
@@ -18,6 +23,7 @@ import of the package (so no IPython start-up), and the allow-lists below sit ne
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -269,3 +275,133 @@ def test_the_allowed_cycles_still_exist() -> None:
     now = cycles()
     stale = [sorted(allowed) for allowed in CYCLES_ALLOWED if allowed not in now]
     assert not stale, f"these cycles changed or are gone: update CYCLES_ALLOWED: {stale}"
+
+
+# --- The map: docs/architecture.md's layer table, checked row by row in its order ---------------------
+
+MAP = ROOT / "docs" / "architecture.md"
+TABLE_START = "<!-- the layer table: tests/test_layers.py reads it -->"
+
+#: Imports from a layer to one below it... the other way round: a lower layer's function that imports a
+#: higher one when it is called. Each is a value drawing itself with the views (IPython calls these hooks),
+#: never a dependency of the lower layer's logic. A pair may leave this list, never join it lightly.
+LATE_IMPORTS: dict[tuple[str, str], str] = {
+    (f"{PACKAGE}.tasks.handle", f"{PACKAGE}.views.render"): "TaskHandle.__repr__ and _repr_mimebundle_ draw it",
+    (f"{PACKAGE}.tasks.results", f"{PACKAGE}.views.render"): "ToolResult.__repr__ and _repr_html_ draw it",
+    (f"{PACKAGE}.tasks.results", f"{PACKAGE}.exports.frames"): "ToolResult.to_dataframe, pandas only then",
+}
+
+
+@dataclass(frozen=True)
+class Layer:
+    keys: tuple[str, ...]  # `protocol/` (a folder) or `client.py` (a module of the package's root)
+    inside: frozenset[str]  # the keys of the layers it imports
+    outside: frozenset[str]  # top-level names beyond the standard library
+
+
+def _cell_names(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def layer_table() -> list[Layer]:
+    text = MAP.read_text(encoding="utf-8")
+    assert TABLE_START in text, f"{MAP} lost its layer table marker {TABLE_START!r}"
+    rows = []
+    for line in text.split(TABLE_START, 1)[1].lstrip().splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        assert len(cells) == 4, f"a layer row has four cells (layer | job | package | outside): {line}"
+        rows.append(Layer(tuple(_cell_names(cells[0])), frozenset(_cell_names(cells[2])), frozenset(_cell_names(cells[3]))))
+    return rows
+
+
+LAYERS = layer_table()
+
+
+def layer_of(module: str) -> int:
+    """The row of the layer a module of the package belongs to."""
+    rel = module.removeprefix(PACKAGE).lstrip(".")
+    path = rel.replace(".", "/")
+    for row, layer in enumerate(LAYERS):
+        for key in layer.keys:
+            if key.endswith("/") and (path + "/").startswith(key):
+                return row
+            if key.endswith(".py") and (path or "__init__") == key.removesuffix(".py"):
+                return row
+            if key == "__init__.py" and not path:
+                return row
+    raise LookupError(f"{module} belongs to no row of the layer table in {MAP}")
+
+
+def _key(row: int) -> str:
+    return LAYERS[row].keys[0]
+
+
+def test_every_module_belongs_to_one_layer() -> None:
+    homeless = []
+    for module in KNOWN:
+        try:
+            layer_of(module)
+        except LookupError as exc:
+            homeless.append(str(exc))
+    assert not homeless, "\n".join(homeless)
+    keys = [key for layer in LAYERS for key in layer.keys]
+    assert len(keys) == len(set(keys)), f"a layer named twice: {keys}"
+
+
+def test_layers_import_only_from_the_rows_above() -> None:
+    wrong = []
+    for i in IMPORTS:
+        if not _inside(i.target, PACKAGE):
+            continue
+        here, there = layer_of(i.importer), layer_of(i.target)
+        if there > here and (i.importer, i.target) not in LATE_IMPORTS:
+            wrong.append(f"{_where(i)}: `{_key(here)}` is above `{_key(there)}` in the table")
+    assert not wrong, "a layer imports one below it in docs/architecture.md's table:\n" + "\n".join(wrong)
+    late = {(i.importer, i.target) for i in IMPORTS if not i.at_import_time}
+    gone = sorted(set(LATE_IMPORTS) - late)
+    assert not gone, f"these late imports are gone: take them off LATE_IMPORTS: {gone}"
+
+
+def test_the_table_says_what_each_layer_imports() -> None:
+    inside: dict[int, set[str]] = {row: set() for row in range(len(LAYERS))}
+    outside: dict[int, set[str]] = {row: set() for row in range(len(LAYERS))}
+    for i in IMPORTS:
+        here = layer_of(i.importer)
+        if _inside(i.target, PACKAGE):
+            there = layer_of(i.target)
+            if there != here and (i.importer, i.target) not in LATE_IMPORTS:
+                inside[here].add(_key(there))
+        elif _top(i.target) not in sys.stdlib_module_names and _top(i.target) != "__future__":
+            outside[here].add(_top(i.target))
+    wrong = []
+    for row, layer in enumerate(LAYERS):
+        for what, said, found in (("the package's", layer.inside, inside[row]), ("outside", layer.outside, outside[row])):
+            if said != found:
+                stale, missing = sorted(said - found), sorted(found - said)
+                wrong.append(f"`{_key(row)}` ({what} imports): the table says {stale} it does not import; misses {missing}")
+    assert not wrong, "docs/architecture.md's layer table and the code disagree:\n" + "\n".join(wrong)
+
+
+def test_the_map_names_every_module() -> None:
+    text = MAP.read_text(encoding="utf-8")
+    unnamed = []
+    for module, path in KNOWN.items():
+        if path.name == "__init__.py" and not path.read_text(encoding="utf-8").strip():
+            continue  # an empty folder marker
+        rel = path.relative_to(ROOT / PACKAGE).as_posix()
+        if f"`{rel}`" not in text and f"`{path.name}`" not in _folder_section(text, rel):
+            unnamed.append(rel)
+    assert not unnamed, f"docs/architecture.md does not name these modules: {unnamed}"
+
+
+def _folder_section(text: str, rel: str) -> str:
+    """The lines of the map's module list that describe the folder of ``rel`` (``### `folder/` ``)."""
+    folder = rel.rpartition("/")[0] + "/"
+    if folder == "/":
+        return ""
+    heading = f"### `{folder}`"
+    if heading not in text:
+        return ""
+    return text.split(heading, 1)[1].split("\n### ", 1)[0]
