@@ -312,7 +312,9 @@ def layer_table() -> list[Layer]:
             break
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         assert len(cells) == 4, f"a layer row has four cells (layer | job | package | outside): {line}"
-        rows.append(Layer(tuple(_cell_names(cells[0])), frozenset(_cell_names(cells[2])), frozenset(_cell_names(cells[3]))))
+        rows.append(
+            Layer(tuple(_cell_names(cells[0])), frozenset(_cell_names(cells[2])), frozenset(_cell_names(cells[3])))
+        )
     return rows
 
 
@@ -377,17 +379,22 @@ def test_the_table_says_what_each_layer_imports() -> None:
             outside[here].add(_top(i.target))
     wrong = []
     for row, layer in enumerate(LAYERS):
-        for what, said, found in (("the package's", layer.inside, inside[row]), ("outside", layer.outside, outside[row])):
+        for what, said, found in (
+            ("the package's", layer.inside, inside[row]),
+            ("outside", layer.outside, outside[row]),
+        ):
             if said != found:
                 stale, missing = sorted(said - found), sorted(found - said)
-                wrong.append(f"`{_key(row)}` ({what} imports): the table says {stale} it does not import; misses {missing}")
+                wrong.append(
+                    f"`{_key(row)}` ({what} imports): the table says {stale} it does not import; misses {missing}"
+                )
     assert not wrong, "docs/architecture.md's layer table and the code disagree:\n" + "\n".join(wrong)
 
 
 def test_the_map_names_every_module() -> None:
     text = MAP.read_text(encoding="utf-8")
     unnamed = []
-    for module, path in KNOWN.items():
+    for _module, path in KNOWN.items():
         if path.name == "__init__.py" and not path.read_text(encoding="utf-8").strip():
             continue  # an empty folder marker
         rel = path.relative_to(ROOT / PACKAGE).as_posix()
