@@ -97,7 +97,7 @@ def test_secret_argument_values_are_never_written(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from mcp_tasks_jupyter.index import ServerIdentity, TaskIndex
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 index = TaskIndex(sys.argv[1])
 who = sys.argv[2]
 identity = ServerIdentity("demo", "http://x/mcp")

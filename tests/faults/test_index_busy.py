@@ -177,7 +177,7 @@ async def test_the_kept_changes_are_bounded_and_the_oldest_given_up_logged(
 
 LOOP_WRITER = """
 import asyncio, sys
-from mcp_tasks_jupyter.index import ServerIdentity, TaskIndex
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 index = TaskIndex(sys.argv[1])
 who = sys.argv[2]
 identity = ServerIdentity("demo", "http://x/mcp")
