@@ -20,6 +20,7 @@ from mcp_tasks_jupyter.index.task_index import (
     TaskIndex,
     redact_arguments,
 )
+from mcp_tasks_jupyter.views.render import summary_line
 from tests.support import start_demo_http
 from tests.support.processes import python_env
 
@@ -179,7 +180,7 @@ async def test_client_records_its_tasks_and_cache_hits_ask_no_server(tmp_path: P
             again = await client.start_task("slow_compute", dict(args), cache=True)
             assert again.done() and again.cached and counting.sent == []
             assert again.result().structured == result.structured
-            assert "(cached)" in repr(again) or "cached" in mtj.render.summary_line(again)  # type: ignore[attr-defined]
+            assert "(cached)" in repr(again) or "cached" in summary_line(again)
             fresh = await client.start_task("slow_compute", args)  # not asked: never cached
             assert not fresh.cached and "tools/call" in counting.sent
             await asyncio.wait_for(fresh, WAIT)
