@@ -88,6 +88,17 @@ def _noise(line: str) -> bool:
     return "Kernel is running over TCP without encryption" in line
 
 
+def headline(source: str) -> str:
+    """How a cell is named in the report: its first line of code (a magic, a call), not a comment or a
+    closing bracket; marked with an ellipsis when more lines follow."""
+    lines = [line.strip() for line in source.strip().splitlines()]
+    code = [line for line in lines if line and not line.startswith("#")] or lines or [""]
+    first = code[0]
+    if len(first) > 76:
+        first = first[:75] + "…"
+    return first + (" …" if len(code) > 1 and not first.endswith("…") else "")
+
+
 def run(path: Path) -> tuple[bool, float]:
     notebook = nbformat.read(path, as_version=4)
     began = time.monotonic()
@@ -114,15 +125,21 @@ def run(path: Path) -> tuple[bool, float]:
     for cell in notebook.cells:
         if cell.cell_type != "code" or not cell.source.strip():
             continue
-        print(f"  >>> {cell.source.strip().splitlines()[-1]}")
+        print(f"  >>> {headline(cell.source)}")
         for output in cell.get("outputs", []):
             for line in _shown(output):
                 print(f"      {line}")
     return ok, took
 
 
-def summary(results: dict[Path, tuple[bool, float]]) -> str:
+def lab_installed() -> bool:
+    """Whether JupyterLab is in this environment (``make demo`` installs it with the test tools)."""
+    return (Path(sys.executable).parent / "jupyter-lab").exists()
+
+
+def summary(results: dict[Path, tuple[bool, float]], *, lab: bool | None = None) -> str:
     """The closing lines: what ran, where the executed copies are, how to open them."""
+    lab = lab_installed() if lab is None else lab
     failed = [p.name for p, (ok, _) in results.items() if not ok]
     total = sum(took for _, took in results.values())
     where = OUT.relative_to(ROOT) if OUT.is_relative_to(ROOT) else OUT
@@ -134,9 +151,14 @@ def summary(results: dict[Path, tuple[bool, float]]) -> str:
         + (f"{len(results) - len(failed)} ok, FAILED: {', '.join(failed)}" if failed else "all ok"),
         f"The executed copies, with every output, are in {where}/",
         "Open them in JupyterLab (the same tasks, live, with widgets, the task sidebar and notifications):",
-        f"    make lab                                  # installs JupyterLab, opens notebooks/{first}",
-        f"    .venv/bin/jupyter lab {where}/{first}     # once JupyterLab is installed",
     ]
+    if lab:
+        lines += [
+            f"    .venv/bin/jupyter lab {where}/{first}     # the executed copy, as it ran here",
+            "    make lab                                  # the example itself, to run it again",
+        ]
+    else:
+        lines += [f"    make lab                                  # installs JupyterLab, opens notebooks/{first}"]
     return "\n".join(lines)
 
 

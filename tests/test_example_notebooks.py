@@ -63,5 +63,18 @@ def test_run_prints_tool_lists_whole_and_ends_with_a_summary() -> None:
     text = run.summary({ROOT / "notebooks" / "01-quickstart.ipynb": (True, 2.0), ROOT / "b.ipynb": (False, 1.0)})
     assert "Ran 2 notebooks in 3 s: 1 ok, FAILED: b.ipynb" in text
     assert "The executed copies, with every output, are in build/notebooks/" in text
-    assert "make lab" in text and "jupyter lab build/notebooks/01-quickstart.ipynb" in text
+    assert "make lab" in text
     json.dumps(text)
+
+
+def test_run_names_each_cell_by_its_first_line_of_code_and_knows_jupyterlab_is_here() -> None:
+    run = _run_module()
+    assert run.headline("# fan out\nhandles = mtj.map(\n    demo,\n)\n") == "handles = mtj.map( …"
+    assert run.headline("%mcp_tasks") == "%mcp_tasks"
+    assert run.headline("x = '" + "y" * 100 + "'").endswith("…")
+    installed = run.summary({ROOT / "notebooks" / "01-quickstart.ipynb": (True, 2.0)}, lab=True)
+    assert (
+        "installs JupyterLab" not in installed and "jupyter lab build/notebooks/01-quickstart.ipynb" in installed
+    )
+    missing = run.summary({ROOT / "notebooks" / "01-quickstart.ipynb": (True, 2.0)}, lab=False)
+    assert "make lab" in missing and "installs JupyterLab" in missing
