@@ -403,19 +403,6 @@ class Client:
 
     # -- questions (one answering path: see answering.py) ----------------------------------------
 
-    async def answer_elicitation(
-        self, params: dict[str, Any], handle: TaskHandle | None, key: Any
-    ) -> dict[str, Any]:
-        """Who answers a question, in order: the connect() handler, the task's ``answers`` when they
-        fit the schema, a person through ``ask_user`` (the notebook's form), else a decline."""
-        return await self.answerer.elicit(params, handle, key)
-
-    async def answer_inputs(
-        self, requests: dict[str, dict[str, Any]], handle: TaskHandle | None
-    ) -> dict[str, Any]:
-        """Answer input requests (a multi round-trip request's, or an ext task's), key by key."""
-        return await self.answerer.answer_inputs(requests, handle)
-
     # -- bookkeeping ---------------------------------------------------------------------------
 
     def _check_open(self) -> None:

@@ -39,8 +39,7 @@ TASK_COLUMNS = (
     "task_id",
     "cached",
 )
-#: Characters of one argument value in a label, of a result summary.
-LABEL_VALUE_CHARS = 40
+#: Characters of a result summary.
 SUMMARY_CHARS = 120
 INSTALL_HINT = "pip install 'mcp-tasks-jupyter[pandas]'"
 

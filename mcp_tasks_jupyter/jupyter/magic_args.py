@@ -574,9 +574,6 @@ def parse_task_ref(line: str, *, magic: str, allow_out: bool, expand: Expand = _
     return TaskRef(refs[0], out)
 
 
-TASKS_OPTIONS = (_Option(("--status", "-s"), "status", True, "|".join(TASK_STATUSES)),)
-
-
 @dataclass(frozen=True)
 class TasksArgs:
     """What ``%mcp_tasks`` asked for."""

@@ -101,10 +101,6 @@ class OAuthSignIn:
     def on_change(self, callback: Callable[[], None]) -> None:
         self._callbacks.append(callback)
 
-    @property
-    def signed_in(self) -> bool:
-        return bool(self._headers)
-
     async def challenged(self, failure: AuthenticationFailed, version: int) -> bool:
         try:
             return await self._challenged(failure, version)

@@ -18,7 +18,6 @@ PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 DISCOVER = "server/discover"
 SUBSCRIPTIONS_LISTEN = "subscriptions/listen"
@@ -32,9 +31,6 @@ MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 #: Error codes only a 2026-07-28 (or later) server sends: they identify a modern server.
 MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
-
-#: Methods whose answer may be an ``input_required`` result (MRTR).
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 def request_meta(version: str, capabilities: dict[str, Any], client_info: dict[str, Any]) -> dict[str, Any]:

@@ -198,17 +198,6 @@ class ProgressParams(WireModel):
     message: str | None = None
 
 
-class LoggingMessageParams(WireModel):
-    level: str
-    logger: str | None = None
-    data: Any = None
-
-
-class CancelledParams(WireModel):
-    request_id: str | int | None = Field(default=None, alias="requestId")
-    reason: str | None = None
-
-
 class ElicitRequestParams(WireModel):
     message: str
     mode: str | None = None

@@ -97,7 +97,6 @@ class Session:
         self.notification_handlers: dict[str, NotificationHandler] = {}
         self.on_lost: list[Callable[[MCPError], None]] = []
         self.initialize_result: InitializeResult | None = None
-        self.discover_result: DiscoverResult | None = None
         self.protocol_version: str | None = None
         #: The server as it introduced itself (initialize, or server/discover's _meta).
         self.server_info: Implementation | None = None
@@ -201,7 +200,6 @@ class Session:
             )
         if chosen != self.protocol_version:
             self._go_modern(chosen)
-        self.discover_result = result
         self.server_info = modern.server_info(raw) or self.server_info
         self.server_capabilities = result.capabilities
         self.instructions = result.instructions

@@ -243,19 +243,13 @@ def result_preview(result: ToolResult, *, budget: int | None = None) -> dict[str
 
 
 def structured_preview(value: Any, *, budget: int | None = None) -> dict[str, Any] | None:
-    """A table for a list of flat objects, else a bounded tree (see :func:`tree_node`); its HTML
-    and its JSON fit ``budget`` bytes (default :data:`PREVIEW_BUDGET`)."""
+    """A table for a list of flat objects, else a bounded tree; its HTML and its JSON fit ``budget``
+    bytes (default :data:`PREVIEW_BUDGET`). A tree node is ``{"t": "o"|"a", "items", "more"}`` for
+    objects (items are ``[key, node]``) and arrays, ``{"t": "v", "v", "cut"}`` for scalars,
+    ``{"t": "cut", "n"}`` past the depth limit: at most :data:`TREE_ITEMS` entries per object or
+    array, :data:`TREE_DEPTH` levels, :data:`TREE_STRING` characters per key or string, entries
+    taken depth first while they fit, the rest counted in ``more``."""
     return _structured(value, _Room(PREVIEW_BUDGET if budget is None else budget))
-
-
-def tree_node(value: Any, depth: int = 0, *, budget: int | None = None) -> dict[str, Any]:
-    """A bounded tree of JSON ``value``: ``{"t": "o"|"a", "items", "more"}`` for objects (items are
-    ``[key, node]``) and arrays, ``{"t": "v", "v", "cut"}`` for scalars, ``{"t": "cut", "n"}`` past
-    the depth limit. At most :data:`TREE_ITEMS` entries per object or array, :data:`TREE_DEPTH`
-    levels, :data:`TREE_STRING` characters per key or string; entries are taken depth first while
-    they fit ``budget`` bytes of HTML (and of JSON), the rest counted in ``more``."""
-    room = _Room(PREVIEW_BUDGET if budget is None else budget)
-    return _tree(value, depth, room, None) or _cut_node(value)
 
 
 def _structured(value: Any, room: _Room) -> dict[str, Any] | None:

@@ -61,7 +61,7 @@ export type Block =
     }
   | { kind: 'note'; text: string };
 
-/** A bounded tree of a JSON value (`render.tree_node`). */
+/** A bounded tree of a JSON value (`views/render.py`'s `structured_preview`). */
 export type TreeNode =
   | { t: 'v'; v: unknown; cut: number }
   | { t: 'cut'; kind: 'object' | 'array'; n: number }
