@@ -44,14 +44,14 @@ def shown(*, client: Any = None, handle: Any = None, exc: BaseException | None =
         seen["client.target"] = client.target
         seen["client.logs"] = json.dumps(list(client.logs), default=str)
     if handle is not None:
-        from mcp_tasks_jupyter.jupyter.widgets.state import TaskState, board_row
+        from mcp_tasks_jupyter.jupyter.widgets.state import TaskTraits, board_row
 
         seen["repr(handle)"] = repr(handle)
         seen["handle._repr_mimebundle_()"] = json.dumps(handle._repr_mimebundle_())
         seen["handle.status_message"] = str(handle.status_message)
         seen["handle.logs"] = json.dumps(list(handle.logs), default=str)
         seen["handle.progress"] = repr(handle.progress)
-        seen["widget state"] = json.dumps(TaskState(handle).traits(), default=str)
+        seen["widget state"] = json.dumps(TaskTraits(handle).traits(), default=str)
         seen["board row"] = json.dumps(board_row(1, handle), default=str)
         if handle.done() and handle.exception() is not None:
             seen["handle.exception()"] = repr(handle.exception()) + str(handle.exception())

@@ -19,7 +19,7 @@ import pytest
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from mcp_tasks_jupyter.jupyter.widgets import bind
-from mcp_tasks_jupyter.jupyter.widgets.state import TaskState
+from mcp_tasks_jupyter.jupyter.widgets.state import TaskTraits
 from mcp_tasks_jupyter.views import render
 from tests.jupyter.conftest import demo_client
 from tests.jupyter.test_render import assert_safe
@@ -122,5 +122,5 @@ async def test_every_view_of_a_task_with_a_huge_result_is_bounded(tmp_path: Path
     # cut twice at most (once on the wire, protocol/bounds.py; once for the view), never whole
     assert widget.status_message.endswith("…") and len(widget.status_message) <= render.MESSAGE_CHARS + 1
     assert message.startswith(widget.status_message[:-2])
-    assert json.dumps(TaskState(task).traits()["result"]) == json.dumps(widget.result)
+    assert json.dumps(TaskTraits(task).traits()["result"]) == json.dumps(widget.result)
     widget.close()

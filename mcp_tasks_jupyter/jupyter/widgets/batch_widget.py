@@ -4,28 +4,25 @@ status, one aggregate progress bar, elapsed time and ETA, the failed and the slo
 
 from __future__ import annotations
 
-import logging
 import time
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets as t
 
 from ...views.render import MESSAGE_CHARS
-from ..runtime import get_runtime
 from . import front_end
-from .coalesce import Coalescer, SendsChangedTraits
+from .live import LiveWidget
 
 if TYPE_CHECKING:
     from ...running.batch import Batch, BatchTask
-
-log = logging.getLogger(__name__)
 
 #: Seconds between two updates of a batch view, at most (the browser ticks the clocks itself).
 UPDATE_INTERVAL = 0.25
 
 
-class BatchWidget(SendsChangedTraits, anywidget.AnyWidget):
+class BatchWidget(LiveWidget, anywidget.AnyWidget):
     """A live view of a :class:`~mcp_tasks_jupyter.running.batch.Batch`. Its state is data (the browser
     draws it with ``textContent``); changes of any of its tasks are coalesced into at most one
     message per ``UPDATE_INTERVAL`` (the final state at once)."""
@@ -56,63 +53,25 @@ class BatchWidget(SendsChangedTraits, anywidget.AnyWidget):
 
     def __init__(self, batch: Batch, *, interval: float = UPDATE_INTERVAL) -> None:
         self._batch = batch
-        self._cancelling = False
-        self._cancel_error = ""
-        self._coalescer = Coalescer(self._flush, interval)
-        self._unsubscribe: Any = None
+        self._live_init(interval)
         super().__init__(**self._current_state(), sent_at=time.time())
-        self.on_msg(self._on_front_end_msg)
-        if not batch.ready():
-            self._unsubscribe = batch.on_change(self._on_change)
+        self._follow(batch)
 
     @property
     def batch(self) -> Batch:
         return self._batch
 
-    def cancel(self) -> None:
-        """What Cancel all does: cancel every task of the batch, in the background (errors show up
-        in the widget, nothing is raised here)."""
-        if self._batch.ready() or self._cancelling:
-            return
-        self._cancelling, self._cancel_error = True, ""
-        job = self._cancel()
-        try:
-            get_runtime().spawn(job, name=f"cancel batch {self._batch.tool}")
-        except Exception as exc:  # no loop to run it on
-            job.close()
-            self._cancelling, self._cancel_error = False, f"cancel failed: {exc}"
-        self._coalescer.request(now=True)
-
-    def close(self) -> None:
-        self._stop_following()
-        self._coalescer.cancel()
-        super().close()
-
     def __repr__(self) -> str:
         return f"BatchWidget({self._batch!r})"
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            data = bundle[0] if isinstance(bundle, tuple) else bundle
-            data["text/plain"] = f"<{self._batch.tool} on {self._batch.server}: {len(self._batch)} tasks>"
-        return bundle
+    def _ended(self) -> bool:
+        return self._batch.ready()
 
-    def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "cancel":
-            self.cancel()
+    def _cancel_subject(self) -> Coroutine[Any, Any, Any]:
+        return self._batch.cancel()
 
-    def _on_change(self, batch: Batch) -> None:
-        if batch.ready():
-            self._stop_following()
-            self._coalescer.request(now=True)
-        else:
-            self._coalescer.request()
-
-    def _stop_following(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+    def _plain_text(self) -> str:
+        return f"<{self._batch.tool} on {self._batch.server}: {len(self._batch)} tasks>"
 
     def _current_state(self) -> dict[str, Any]:
         view = self._batch.view()
@@ -132,15 +91,6 @@ class BatchWidget(SendsChangedTraits, anywidget.AnyWidget):
             "cancelling": self._cancelling and not view.done,
             "cancel_error": self._cancel_error,
         }
-
-    async def _cancel(self) -> None:
-        try:
-            await self._batch.cancel()
-        except Exception as exc:
-            log.info("cancelling %r failed: %s", self._batch, exc)
-            self._cancel_error = f"cancel failed: {exc}"
-        self._cancelling = False
-        self._coalescer.request(now=True)
 
 
 def _task(task: BatchTask) -> dict[str, Any]:

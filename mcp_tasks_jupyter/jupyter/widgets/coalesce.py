@@ -8,7 +8,6 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -74,32 +73,3 @@ class Coalescer:
             self._flush()
         except Exception:  # a broken view must not break the task or the loop
             log.exception("updating a task view failed")
-
-
-class SendsChangedTraits:
-    """For a live view whose traits mirror a state it computes (``_current_state``): :meth:`_flush`
-    sends only the traits that changed, in one comm message stamped ``sent_at`` (the coalescer calls
-    it); :attr:`flushes` counts the updates sent. Mixed into the anywidget views of one task, one task
-    on one line and one batch."""
-
-    _coalescer: Coalescer
-
-    def _current_state(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    @property
-    def flushes(self) -> int:
-        """How many state updates were sent (at most one comm message each)."""
-        return self._coalescer.flushes
-
-    def _flush(self) -> None:
-        widget: Any = self  # an anywidget.AnyWidget: comm, hold_sync and the traits
-        if widget.comm is None:
-            return  # closed
-        changed = {k: v for k, v in self._current_state().items() if getattr(widget, k) != v}
-        if not changed:
-            return
-        with widget.hold_sync():
-            for name, value in changed.items():
-                setattr(widget, name, value)
-            widget.sent_at = time.time()

@@ -9,7 +9,6 @@ message or outcome, elapsed, a cancel button), for cells that start many tasks.
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +17,11 @@ import traitlets as t
 
 from ...views.render import MESSAGE_CHARS, summary_line, task_text
 from ...views.view import view_of
-from ..runtime import get_runtime
 from . import front_end
-from .coalesce import Coalescer, SendsChangedTraits
+from .live import LiveTaskView
 
 if TYPE_CHECKING:
     from ...tasks.handle import TaskHandle
-
-log = logging.getLogger(__name__)
 
 #: A cell that starts more tasks than this shows them compact.
 COMPACT_AFTER = 3
@@ -33,7 +29,7 @@ COMPACT_AFTER = 3
 COMPACT_INTERVAL = 0.25
 
 
-class CompactTaskWidget(SendsChangedTraits, anywidget.AnyWidget):
+class CompactTaskWidget(LiveTaskView, anywidget.AnyWidget):
     """A one-line live view of a TaskHandle (make one with :func:`compact`)."""
 
     _esm = front_end.esm("compact")
@@ -57,46 +53,12 @@ class CompactTaskWidget(SendsChangedTraits, anywidget.AnyWidget):
 
     def __init__(self, handle: TaskHandle, *, interval: float = COMPACT_INTERVAL) -> None:
         self._handle = handle
-        self._cancelling = False
-        self._coalescer = Coalescer(self._flush, interval)
-        self._unsubscribe: Any = None
+        self._live_init(interval)
         super().__init__(**self._current_state(), sent_at=time.time())
-        self.on_msg(self._on_front_end_msg)
-        if not handle.done():
-            self._unsubscribe = handle.on_change(self._on_change)
-
-    @property
-    def handle(self) -> TaskHandle:
-        return self._handle
-
-    def cancel(self) -> None:
-        """What the cancel button does: ask the server to cancel, in the background."""
-        if self._handle.done() or self._cancelling:
-            return
-        self._cancelling = True
-        job = self._cancel()
-        try:
-            get_runtime().spawn(job, name=f"cancel {self._handle.tool}")
-        except Exception as exc:  # no loop to run it on
-            job.close()
-            self._cancelling = False
-            log.info("cancelling %r failed: %s", self._handle, exc)
-        self._coalescer.request(now=True)
-
-    def close(self) -> None:
-        self._stop_following()
-        self._coalescer.cancel()
-        super().close()
+        self._follow(handle)
 
     def __repr__(self) -> str:
         return f"CompactTaskWidget({task_text(self._handle)})"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            data = bundle[0] if isinstance(bundle, tuple) else bundle
-            data["text/plain"] = task_text(self._handle)
-        return bundle
 
     def _current_state(self) -> dict[str, Any]:
         seen = view_of(self._handle)
@@ -119,30 +81,6 @@ class CompactTaskWidget(SendsChangedTraits, anywidget.AnyWidget):
             "failed": seen.failure is not None or (seen.done and self._handle.result().is_error),
             "cancelling": self._cancelling and not seen.done,
         }
-
-    def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "cancel":
-            self.cancel()
-
-    def _on_change(self, handle: TaskHandle) -> None:
-        if handle.done():
-            self._stop_following()
-            self._coalescer.request(now=True)
-        else:
-            self._coalescer.request()
-
-    def _stop_following(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-
-    async def _cancel(self) -> None:
-        try:
-            await self._handle.cancel()
-        except Exception as exc:
-            log.info("cancelling %r failed: %s", self._handle, exc)
-        self._cancelling = False
-        self._coalescer.request(now=True)
 
 
 def compact(handle: TaskHandle, *, interval: float = COMPACT_INTERVAL) -> CompactTaskWidget:

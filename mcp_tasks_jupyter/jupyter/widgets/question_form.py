@@ -216,7 +216,7 @@ class Question:
         if answer is None:
             attempts = self._attempts.get(id(host), (0, {}))[0] + 1
             self._attempts[id(host)] = (attempts, errors)
-            host._question_changed(self)
+            host.redraw_question(self)
             return
         if not self.answer.done():
             self.answer.set_result(answer)
@@ -233,7 +233,7 @@ class Question:
         self.state, self.note = state, note
         for host in self.hosts:
             try:
-                host._question_changed(self)
+                host.redraw_question(self)
             except Exception:  # a closed widget must not keep the others open
                 log.exception("closing question %s in %r failed", self.id, host)
         for callback in self._on_close:
@@ -264,9 +264,11 @@ class FormHost:
     def show_question(self, question: Question) -> None:
         if all(q is not question for q in self._forms):
             self._forms.append(question)
-        self._question_changed(question)
+        self.redraw_question(question)
 
-    def _question_changed(self, question: Question) -> None:
+    def redraw_question(self, question: Question) -> None:
+        """Send this host's forms again after ``question`` changed (an answer that did not fit, the
+        question closed); the oldest closed forms beyond ``CLOSED_KEPT`` are dropped."""
         if getattr(self, "comm", None) is None:
             return  # closed: nothing to draw on
         closed = [q for q in self._forms if not q.open]

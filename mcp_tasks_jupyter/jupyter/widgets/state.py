@@ -23,7 +23,7 @@ LOG_LINE_CHARS = 500
 ERROR_CHARS = 20_000
 
 
-class TaskState:
+class TaskTraits:
     """Builds the trait values of one task widget from its handle, caching what is costly."""
 
     def __init__(self, handle: TaskHandle) -> None:

@@ -3,7 +3,6 @@ form of a question the task asks, see ``question_form``)."""
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -11,22 +10,19 @@ import anywidget
 import traitlets as t
 
 from ...views.render import task_text
-from ..runtime import get_runtime
 from . import front_end, registry
-from .coalesce import Coalescer, SendsChangedTraits
+from .live import LiveTaskView
 from .question_form import FormHost, Question
-from .state import TaskState
+from .state import TaskTraits
 
 if TYPE_CHECKING:
     from ...tasks.handle import TaskHandle
-
-log = logging.getLogger(__name__)
 
 #: Seconds between two updates of one widget, at most (the front end ticks the clocks itself).
 UPDATE_INTERVAL = 0.1
 
 
-class TaskWidget(SendsChangedTraits, FormHost, anywidget.AnyWidget):
+class TaskWidget(LiveTaskView, FormHost, anywidget.AnyWidget):
     """A live view of a TaskHandle. Make one with :func:`bind` (or ``show_task``).
 
     The state is sent as data (the browser builds the DOM with ``textContent``, never HTML from the
@@ -71,97 +67,39 @@ class TaskWidget(SendsChangedTraits, FormHost, anywidget.AnyWidget):
 
     def __init__(self, handle: TaskHandle, *, interval: float = UPDATE_INTERVAL) -> None:
         self._handle = handle
-        self._state = TaskState(handle)
-        self._cancelling = False
-        self._cancel_error = ""
-        self._coalescer = Coalescer(self._flush, interval)
-        self._unsubscribe: Any = None
+        self._state = TaskTraits(handle)
+        self._live_init(interval)
         self._forms: list[Question] = []
         #: True once shown in an output (the question router looks for displayed widgets).
         self.displayed = False
         super().__init__(**self._current_state(), sent_at=time.time())
-        self.on_msg(self._on_front_end_msg)
+        self._follow(handle)
         if not handle.done():
-            self._unsubscribe = handle.on_change(self._on_change)
             registry.register(handle, self)
-
-    @property
-    def handle(self) -> TaskHandle:
-        return self._handle
-
-    def cancel(self) -> None:
-        """What the Cancel button does: ask the server to cancel, in the background.
-
-        Errors show up in the widget (``cancel_error``); nothing is raised here.
-        """
-        if self._handle.done() or self._cancelling:
-            return
-        self._cancelling, self._cancel_error = True, ""
-        job = self._cancel()
-        try:
-            get_runtime().spawn(job, name=f"cancel {self._handle.tool}")
-        except Exception as exc:  # no loop to run it on, or the runtime refused
-            job.close()
-            self._cancelling, self._cancel_error = False, f"cancel failed: {exc}"
-        self._coalescer.request(now=True)  # a click is answered at once (the button disables)
-
-    def close(self) -> None:
-        """Stop following the handle and close the comm (the view disappears)."""
-        self._stop_following()
-        self._coalescer.cancel()
-        super().close()
 
     def __repr__(self) -> str:
         return f"TaskWidget({task_text(self._handle)})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        # Keep the live view; text/plain is the stable task text (nbval compares it).
         self.displayed = True
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            data = bundle[0] if isinstance(bundle, tuple) else bundle
-            data["text/plain"] = task_text(self._handle)
-        return bundle
+        return super()._repr_mimebundle_(**kwargs)
 
-    def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        # The browser's Cancel button sends {"type": "cancel"} as a custom message; a question
-        # form sends {"type": "answer", "id": ..., "action": ..., "content": ...}.
-        if not isinstance(content, dict):
-            return
-        if content.get("type") == "cancel":
-            self.cancel()
-        elif content.get("type") == "answer":
+    def _on_other_msg(self, content: dict[str, Any]) -> None:
+        # A question form sends {"type": "answer", "id": ..., "action": ..., "content": ...}.
+        if content.get("type") == "answer":
             self._on_answer_msg(content)
 
     # -- following the handle --------------------------------------------------------------------
 
-    def _on_change(self, handle: TaskHandle) -> None:
-        if handle.done():
-            self._stop_following()
-            self._coalescer.request(now=True)
-        else:
-            self._coalescer.request()
-
     def _stop_following(self) -> None:
         registry.unregister(self._handle, self)
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        super()._stop_following()
 
     def _current_state(self) -> dict[str, Any]:
         state = self._state.traits()
         cancelling = self._cancelling and not state["done"]
         state["cancelling"], state["cancel_error"] = cancelling, self._cancel_error
         return state
-
-    async def _cancel(self) -> None:
-        try:
-            await self._handle.cancel()
-        except Exception as exc:
-            log.info("cancelling %r failed: %s", self._handle, exc)
-            self._cancel_error = f"cancel failed: {exc}"
-            self._cancelling = False
-        self._coalescer.request(now=self._handle.done())
 
 
 def bind(handle: TaskHandle, *, interval: float = UPDATE_INTERVAL) -> TaskWidget:
