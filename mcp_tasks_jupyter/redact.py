@@ -27,6 +27,10 @@ from typing import Any
 
 #: What a secret value becomes wherever it would be shown (the marker ``%mcp_connect`` always used).
 MARKER = "***"
+#: What an argument with a secret-looking key becomes (in the task index, labels and exports).
+REDACTED = "<redacted>"
+#: Argument keys whose values are never written (any part of the key, any case).
+SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credential", re.IGNORECASE)
 #: Values shorter than this are not registered: they are flags and words (``1``, ``true``, ``debug``,
 #: ``en-US``), not credentials, and replacing them everywhere would mangle every message.
 MIN_SECRET_LEN = 6
@@ -137,6 +141,30 @@ def _add(forms: set[str]) -> None:
 
 
 # -- scrubbing -------------------------------------------------------------------------------------
+
+
+def scrub_values(text: str, values: Iterable[str]) -> str:
+    """``text`` with each of ``values`` (a server config's own secrets, registered or not) replaced
+    by :data:`MARKER`, the longest first."""
+    for value in sorted(values, key=len, reverse=True):
+        if value:
+            text = text.replace(value, MARKER)
+    return text
+
+
+def is_secret_key(key: object) -> bool:
+    """Whether an argument named ``key`` holds a secret (any part of it, any case: see :data:`SECRET_KEY`)."""
+    return isinstance(key, str) and SECRET_KEY.search(key) is not None
+
+
+def redact_arguments(value: Any) -> Any:
+    """``value`` with the values of secret-looking keys (token, key, password, ...) replaced by
+    :data:`REDACTED`, at any depth: what the task index, labels and exports keep of arguments."""
+    if isinstance(value, dict):
+        return {k: REDACTED if is_secret_key(k) else redact_arguments(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_arguments(v) for v in value]
+    return value
 
 
 def scrub(text: str) -> str:

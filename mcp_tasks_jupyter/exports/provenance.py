@@ -32,9 +32,8 @@ from ..index.task_index import (
     canonical_json,
     default_index,
     notebook_path,
-    redact_arguments,
 )
-from ..redact import safe_url, scrub_data
+from ..redact import redact_arguments, safe_url, scrub_data
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle

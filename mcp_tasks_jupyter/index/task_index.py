@@ -48,7 +48,6 @@ import hmac
 import json
 import logging
 import os
-import re
 import secrets
 import sqlite3
 import time
@@ -57,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from ..redact import redact_arguments
 from ..tasks.status import FINISHED as FINISHED_STATUSES
 from . import key as index_key
 from .database import SCHEMA_VERSION, IndexDatabase, transaction
@@ -68,9 +68,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REDACTED = "<redacted>"
-#: Argument keys whose values are never written (any part of the key, any case).
-SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credential", re.IGNORECASE)
 #: How much of a tool error's text the record keeps as its ``error``.
 MAX_ERROR_CHARS = 2000
 #: Statuses after which a task never changes.
@@ -145,18 +142,6 @@ def default_index() -> TaskIndex | None:
     if os.environ.get("MTJ_INDEX", "").lower() in ("off", "0", "false", "none"):
         return None
     return TaskIndex(default_path())
-
-
-def redact_arguments(value: Any) -> Any:
-    """``value`` with the values of secret-looking keys (token, key, password, ...) replaced, at any depth."""
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if isinstance(k, str) and SECRET_KEY.search(k) else redact_arguments(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [redact_arguments(v) for v in value]
-    return value
 
 
 def canonical_json(value: Any) -> str:

@@ -236,20 +236,11 @@ def _scrubbable(values: set[str]) -> frozenset[str]:
     return frozenset(v for v in values if len(v) >= MIN_SECRET_LEN)
 
 
-def redact(text: str, secrets: frozenset[str] | set[str]) -> str:
-    """``text`` with every secret value replaced by ``***`` (longest first)."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
 __all__ = [
     "ConfigError",
     "ServerConfig",
     "load_server",
     "parse_entry",
     "read_servers",
-    "redact",
     "search_paths",
 ]

@@ -615,10 +615,10 @@ def _as_written(line: str, target: str | list[str]) -> str:
 
 
 def _scrub(text: str, secrets: frozenset[str], headers: dict[str, str], env: dict[str, str]) -> str:
-    from .config import redact
+    from ..redact import scrub_values
 
     values = set(secrets) | {v for v in (*headers.values(), *env.values()) if len(v) >= 3}
-    return redact(text, values)
+    return scrub_values(text, values)
 
 
 def load(shell: Any) -> None:

@@ -27,9 +27,8 @@ from ..errors import TaskLost, TaskNotFound, UsageError
 from ..index.task_index import TaskIndex, default_index
 from ..oauth import OAuth
 from ..protocol.task_state import question_task_id
-from ..redact import register_all, safe_url, scrub
+from ..redact import register_all, safe_url, scrub, scrub_values
 from ..tasks.handle import TaskHandle
-from .config import redact
 from .magic_args import NAME_RE
 from .sign_in import notebook_hook, wants_oauth
 
@@ -219,7 +218,7 @@ class Runtime:
         secrets: set[str] = set()
         for connection in self.connections.values():
             secrets |= connection.secrets
-        return scrub(redact(text, secrets))
+        return scrub(scrub_values(text, secrets))
 
     # -- tasks ---------------------------------------------------------------------------------
 

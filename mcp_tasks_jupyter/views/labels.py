@@ -2,7 +2,7 @@
 
 Twenty tasks of one tool differ only by their arguments, so every view that lists tasks (the board,
 the compact widget, notifications, the "still running" line of an interrupted cell) names each one by
-this label beside the tool. Pure: no I/O. Values of secret-looking keys never show (``index.SECRET_KEY``),
+this label beside the tool. Pure: no I/O. Values of secret-looking keys never show (``redact.SECRET_KEY``),
 and registered secrets are scrubbed from what is left.
 """
 
@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..index.task_index import REDACTED, SECRET_KEY
-from ..redact import scrub
+from ..redact import REDACTED, is_secret_key, scrub
 
 #: The longest label, in characters (cut with "…").
 LABEL_CHARS = 60
@@ -27,7 +26,7 @@ def arguments_label(arguments: dict[str, Any] | None, limit: int = LABEL_CHARS) 
         return ""
     words = []
     for key, value in arguments.items():
-        shown = REDACTED if SECRET_KEY.search(str(key)) else _value(value)
+        shown = REDACTED if is_secret_key(str(key)) else _value(value)
         words.append(f"{key}={shown}")
     text = scrub(" ".join(words))
     return text if len(text) <= limit else text[: limit - 1] + "…"

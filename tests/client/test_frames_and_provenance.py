@@ -16,7 +16,8 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.exports.provenance import COLUMNS
-from mcp_tasks_jupyter.index.task_index import REDACTED, SCHEMA_VERSION, TaskIndex, canonical_json, default_index
+from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, TaskIndex, canonical_json, default_index
+from mcp_tasks_jupyter.redact import REDACTED
 from tests.support.processes import python_env
 
 pytestmark = pytest.mark.anyio

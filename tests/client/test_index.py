@@ -13,13 +13,8 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.index.task_index import (
-    REDACTED,
-    SCHEMA_VERSION,
-    ServerIdentity,
-    TaskIndex,
-    redact_arguments,
-)
+from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, TaskIndex
+from mcp_tasks_jupyter.redact import REDACTED, redact_arguments
 from mcp_tasks_jupyter.views.render import summary_line
 from tests.support import start_demo_http
 from tests.support.processes import python_env

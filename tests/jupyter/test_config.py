@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from mcp_tasks_jupyter.errors import UsageError
-from mcp_tasks_jupyter.jupyter.config import ConfigError, ServerConfig, load_server, redact, search_paths
+from mcp_tasks_jupyter.jupyter.config import ConfigError, ServerConfig, load_server, search_paths
+from mcp_tasks_jupyter.redact import scrub_values
 
 SECRET = "tok-9f8e7d6c5b"
 
@@ -170,7 +171,7 @@ def test_secrets_never_in_reprs(tmp_path: Path) -> None:
         assert SECRET not in repr(config) and SECRET not in str(config)
         assert ("API_KEY" in repr(config)) or ("Authorization" in repr(config))
     assert isinstance(config, ServerConfig)
-    assert redact(f"failed with Bearer {SECRET}!", {SECRET, "x"}) == "failed with Bearer ***!"
+    assert scrub_values(f"failed with Bearer {SECRET}!", {SECRET, "x"}) == "failed with Bearer ***!"
 
 
 @pytest.mark.parametrize(
