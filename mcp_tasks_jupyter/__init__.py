@@ -105,16 +105,16 @@ def load_ipython_extension(ipython: "InteractiveShell") -> None:
     """``%load_ext mcp_tasks_jupyter``: the ``%mcp_*`` magics, and cells that await them.
 
     Also loadable at start-up with ``c.InteractiveShellApp.extensions = ["mcp_tasks_jupyter"]``.
-    See ``mcp_tasks_jupyter.jupyter.magics`` (and ``%mcp_task?`` for each magic's help).
+    See ``mcp_tasks_jupyter.jupyter.extension`` and ``magics`` (and ``%mcp_task?`` for each magic's help).
     """
-    from .jupyter.magics import load  # the only way in to the IPython layer
+    from .jupyter.extension import load  # the only way in to the IPython layer
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: "InteractiveShell") -> None:
     """``%unload_ext mcp_tasks_jupyter``: remove the magics; connections and tasks stay."""
-    from .jupyter.magics import unload
+    from .jupyter.extension import unload
 
     unload(ipython)
 

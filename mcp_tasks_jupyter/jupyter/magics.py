@@ -27,7 +27,7 @@ from IPython.utils.text import DollarFormatter
 from ..errors import MCPError
 from ..exports.provenance import export_notebook
 from ..tasks.handle import TaskHandle
-from . import comm, completion, display, interrupts, questions, sign_in, transform
+from . import display, sign_in
 from .config import ConfigError, load_server
 from .config_sources import config_table
 from .magic_args import (
@@ -621,32 +621,4 @@ def _scrub(text: str, secrets: frozenset[str], headers: dict[str, str], env: dic
     return scrub_values(text, values)
 
 
-def load(shell: Any) -> None:
-    """Register the magics and the awaiting transformer on ``shell`` (``%load_ext`` calls this)."""
-    from .map_magics import MapMagics  # it extends MCPMagics: imported once this module is
-
-    if "MCPMagics" not in shell.magics_manager.registry:
-        shell.register_magics(MCPMagics(shell))
-    if "MapMagics" not in shell.magics_manager.registry:
-        shell.register_magics(MapMagics(shell))
-    transform.install(shell)
-    interrupts.install(shell)  # an interrupted wait for a task: one line, the handle stays bound
-    completion.install(shell, get_runtime())  # Tab in the %mcp_* magics: names, tools, argument keys
-    questions.install(shell)  # a task's question becomes a form in its widget
-    comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
-
-
-def unload(shell: Any) -> None:
-    """Remove the magics and the transformer; connections and tasks stay (``%reload_ext`` keeps them)."""
-    transform.uninstall(shell)
-    interrupts.uninstall(shell)
-    completion.uninstall(shell)
-    for registered in ("MCPMagics", "MapMagics"):
-        magics = shell.magics_manager.registry.pop(registered, None)
-        if magics is not None:
-            for kind, table in magics.magics.items():
-                for name in table:
-                    shell.magics_manager.magics[kind].pop(name, None)
-
-
-__all__ = ["MCPMagics", "bind_when_done", "load", "unload"]
+__all__ = ["MCPMagics", "bind_when_done"]
