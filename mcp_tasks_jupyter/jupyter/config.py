@@ -1,4 +1,4 @@
-"""Named servers from ``mcp.json``: where the file is looked up, its layout, and ``${env:VAR}``.
+"""One server entry of ``mcp.json``: its layout, ``${env:VAR}``, and the :class:`ServerConfig` it makes.
 
 Layout (the one Claude Desktop, Cursor and others use; ``"servers"`` as the top key works too)::
 
@@ -11,7 +11,8 @@ An entry may say ``"type": "stdio"`` (needs ``command``) or ``"type": "http"`` /
 ``"streamable-http"`` (needs ``url``); without ``type`` the keys decide. Other keys are ignored.
 ``"dialect"`` (``auto``, ``2025-11-25``, ...) is honoured when present.
 
-Lookup order for ``%mcp_connect NAME`` (the first file that defines NAME wins):
+Lookup order for ``%mcp_connect NAME`` (the first file that defines NAME wins; the files are read,
+and ``load_server`` finds NAME, in ``config_sources.py``):
 
 1. ``mcp.json`` in the kernel's working directory (next to the notebook);
 2. ``mcp.json`` next to the notebook named by ``JPY_SESSION_NAME`` (set by Jupyter Server), when
@@ -30,7 +31,6 @@ registers them with ``redact.py`` on connecting); nor does any URL userinfo.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -82,71 +82,6 @@ class ServerConfig:
         )
 
     __str__ = __repr__
-
-
-def search_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[Path]:
-    """The ``mcp.json`` files to look in, in order (they need not exist; MTJ_CONFIG must)."""
-    environ = os.environ if environ is None else environ
-    cwd = Path.cwd() if cwd is None else cwd
-    paths = [cwd / FILE_NAME]
-    session = environ.get("JPY_SESSION_NAME")
-    if session:
-        notebook_dir = (cwd / session).parent  # absolute paths stay absolute
-        candidate = notebook_dir / FILE_NAME
-        if candidate not in paths:
-            paths.append(candidate)
-    override = environ.get("MTJ_CONFIG")
-    if override:
-        user = Path(override).expanduser()
-        if not user.exists():
-            raise ConfigError(f"MTJ_CONFIG points to {str(user)!r}, which does not exist")
-        paths.append(user / FILE_NAME if user.is_dir() else user)
-    else:
-        from jupyter_core.paths import jupyter_config_dir
-
-        paths.append(Path(jupyter_config_dir()) / FILE_NAME)
-    unique: list[Path] = []
-    for path in paths:
-        if path not in unique:
-            unique.append(path)
-    return unique
-
-
-def read_servers(path: Path) -> dict[str, Any]:
-    """The server table of one ``mcp.json`` ({} when the file does not exist)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f'{path} must hold a JSON object with "mcpServers"')
-    servers = data.get("mcpServers", data.get("servers", {}))
-    if not isinstance(servers, dict):
-        raise ConfigError(f'{path}: "mcpServers" must be an object of name -> server')
-    return servers
-
-
-def load_server(name: str, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> ServerConfig:
-    """Find ``name`` in the ``mcp.json`` files (see the module docstring) and expand it."""
-    from .config_sources import find_entry, load
-
-    environ = os.environ if environ is None else environ
-    found, sources, seen = find_entry(name, environ, cwd)
-    if found is not None:
-        return load(found, environ)
-    looked = ", ".join(str(s.path) for s in sources)
-    known = f" (servers defined: {', '.join(sorted(seen))})" if seen else ""
-    raise ConfigError(
-        f"no server named {name!r} in {looked}{known}; give a URL or command: %mcp_connect {name} URL_OR_COMMAND"
-    )
 
 
 def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] | None = None) -> ServerConfig:
@@ -239,8 +174,5 @@ def _scrubbable(values: set[str]) -> frozenset[str]:
 __all__ = [
     "ConfigError",
     "ServerConfig",
-    "load_server",
     "parse_entry",
-    "read_servers",
-    "search_paths",
 ]

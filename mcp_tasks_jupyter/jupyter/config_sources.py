@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..redact import safe_url
-from .config import FILE_NAME, ConfigError, ServerConfig, parse_entry, read_servers
+from .config import FILE_NAME, ConfigError, ServerConfig, parse_entry
 from .tables import Table
 
 MCP_JSON = "mcp.json"
@@ -111,11 +111,14 @@ def _user_files(folder: Path) -> list[Source]:
 
 def entries(source: Source) -> list[Entry]:
     """The servers ``source`` defines, in the ``mcp.json`` layout ([] when the file does not exist)."""
-    if source.kind == MCP_JSON:
-        return [Entry(str(name), source, entry) for name, entry in read_servers(source.path).items()]
     data = _read(source.path)
     if data is None:
         return []
+    if source.kind == MCP_JSON:
+        servers = data.get("mcpServers", data.get("servers", {}))
+        if not isinstance(servers, dict):
+            raise ConfigError(f'{source.path}: "mcpServers" must be an object of name -> server')
+        return [Entry(str(name), source, entry) for name, entry in servers.items()]
     if source.kind == MCP_MANAGER:
         return _manager_entries(source, data)
     key = "servers" if source.kind == VS_CODE else "mcpServers"
@@ -135,6 +138,19 @@ def entries(source: Source) -> list[Entry]:
                 entry, disabled = _jupyter_ai_entry(entry)
         out.append(Entry(str(name), source, entry, disabled, problem))
     return out
+
+
+def load_server(name: str, *, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> ServerConfig:
+    """Find ``name`` in the ``mcp.json`` files (see the module docstring) and expand it."""
+    environ = os.environ if environ is None else environ
+    found, sources, seen = find_entry(name, environ, cwd)
+    if found is not None:
+        return load(found, environ)
+    looked = ", ".join(str(s.path) for s in sources)
+    known = f" (servers defined: {', '.join(sorted(seen))})" if seen else ""
+    raise ConfigError(
+        f"no server named {name!r} in {looked}{known}; give a URL or command: %mcp_connect {name} URL_OR_COMMAND"
+    )
 
 
 def find_entry(
@@ -291,5 +307,6 @@ __all__ = [
     "entries",
     "find_entry",
     "load",
+    "load_server",
     "sources",
 ]

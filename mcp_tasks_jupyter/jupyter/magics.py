@@ -28,8 +28,8 @@ from ..errors import MCPError
 from ..exports.provenance import export_notebook
 from ..tasks.handle import TaskHandle
 from . import display, sign_in
-from .config import ConfigError, load_server
-from .config_sources import config_table
+from .config import ConfigError
+from .config_sources import config_table, load_server
 from .magic_args import (
     ArgumentError,
     TaskRef,

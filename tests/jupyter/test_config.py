@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from mcp_tasks_jupyter.errors import UsageError
-from mcp_tasks_jupyter.jupyter.config import ConfigError, ServerConfig, load_server, search_paths
+from mcp_tasks_jupyter.jupyter.config import ConfigError, ServerConfig
+from mcp_tasks_jupyter.jupyter.config_sources import MCP_JSON, load_server, sources
 from mcp_tasks_jupyter.redact import scrub_values
 
 SECRET = "tok-9f8e7d6c5b"
@@ -50,7 +51,7 @@ def test_lookup_order_cwd_then_notebook_dir_then_user(places: dict[str, Path]) -
         "c": "http://user/c",
     }
     assert found["b"].source == places["notebooks"] / "mcp.json"
-    assert search_paths(environ, places["cwd"]) == [
+    assert [s.path for s in sources(environ, places["cwd"]) if s.kind == MCP_JSON] == [
         places["cwd"] / "mcp.json",
         places["notebooks"] / "mcp.json",
         places["user"] / "mcp.json",
