@@ -59,7 +59,8 @@ class ArgumentError(ValueError):
     """A magic's line or cell body cannot be understood; the message is one line for the user."""
 
 
-def _no_expand(text: str) -> str:
+def no_expand(text: str) -> str:
+    """The :data:`Expand` that leaves a word as written (no ``$var`` / ``{expr}``)."""
     return text
 
 
@@ -159,7 +160,7 @@ def _expand_value(raw: str, expand: Expand) -> str:
     return raw if _is_json_container(raw) else expand(raw)
 
 
-def parse_arguments(words: Sequence[str], *, expand: Expand = _no_expand) -> dict[str, Any]:
+def parse_arguments(words: Sequence[str], *, expand: Expand = no_expand) -> dict[str, Any]:
     """``key=value`` words as a dict of arguments (values as in :func:`parse_value`)."""
     arguments: dict[str, Any] = {}
     for word in words:
@@ -181,15 +182,17 @@ def parse_arguments(words: Sequence[str], *, expand: Expand = _no_expand) -> dic
 
 
 @dataclass(frozen=True)
-class _Option:
+class Option:
+    """One option of a magic: its spellings, where its value goes, whether it takes one."""
+
     names: tuple[str, ...]
     dest: str
     takes_value: bool
     metavar: str = ""
 
 
-def _take_options(
-    words: list[str], options: Sequence[_Option], magic: str, expand: Expand
+def take_options(
+    words: list[str], options: Sequence[Option], magic: str, expand: Expand
 ) -> tuple[dict[str, Any], list[str]]:
     """Consume the leading option words; returns (dest -> raw value or True, remaining words)."""
     by_name = {name: option for option in options for name in option.names}
@@ -224,7 +227,8 @@ def _take_options(
     return found, words[i:]
 
 
-def _variable(raw: str, option: str, magic: str) -> str:
+def variable_name(raw: str, option: str, magic: str) -> str:
+    """``raw`` when it can name a Python variable (``-o NAME``), else an :class:`ArgumentError`."""
     if not raw.isidentifier() or raw in _KEYWORDS:
         raise ArgumentError(f"%{magic}: {option} needs a Python variable name, got {raw!r}")
     return raw
@@ -233,7 +237,8 @@ def _variable(raw: str, option: str, magic: str) -> str:
 _KEYWORDS = frozenset(__import__("keyword").kwlist)
 
 
-def _positive_int(raw: str, option: str, magic: str) -> int:
+def positive_int(raw: str, option: str, magic: str) -> int:
+    """``raw`` as an int of at least 1, else an :class:`ArgumentError` naming ``option``."""
     try:
         value = int(raw)
     except ValueError:
@@ -246,13 +251,13 @@ def _positive_int(raw: str, option: str, magic: str) -> int:
 # -- %mcp_task -----------------------------------------------------------------------------------
 
 TASK_OPTIONS = (
-    _Option(("-o", "--out"), "out", True, "VAR"),
-    _Option(("--wait",), "wait", False),
-    _Option(("--ttl",), "ttl", True, "MS"),
-    _Option(("--answers",), "answers", True, "JSON mapping"),
-    _Option(("--cache",), "cache", False),
-    _Option(("--refresh",), "refresh", False),
-    _Option(("--compact",), "compact", False),
+    Option(("-o", "--out"), "out", True, "VAR"),
+    Option(("--wait",), "wait", False),
+    Option(("--ttl",), "ttl", True, "MS"),
+    Option(("--answers",), "answers", True, "JSON mapping"),
+    Option(("--cache",), "cache", False),
+    Option(("--refresh",), "refresh", False),
+    Option(("--compact",), "compact", False),
 )
 
 
@@ -293,7 +298,7 @@ def parse_target(word: str, magic: str = "mcp_task") -> tuple[str | None, str]:
 
 
 def parse_task_line(
-    line: str, *, body: str | None = None, expand: Expand = _no_expand, magic: str = "mcp_task"
+    line: str, *, body: str | None = None, expand: Expand = no_expand, magic: str = "mcp_task"
 ) -> TaskCall:
     """Parse ``[options] NAME:TOOL [key=value ...]`` (and, for ``%%mcp_task``, the cell body)."""
     shown = magic if body is None else f"%{magic}"  # messages say %mcp_task or %%mcp_task
@@ -301,7 +306,7 @@ def parse_task_line(
         words = split_words(line)
     except ArgumentError as exc:
         raise ArgumentError(f"%{shown}: {exc}") from None
-    found, rest = _take_options(words, TASK_OPTIONS, shown, expand)
+    found, rest = take_options(words, TASK_OPTIONS, shown, expand)
     if not rest:
         raise ArgumentError(f"%{shown}: which tool? Write %{shown} [options] NAME:TOOL [key=value ...]")
     server, tool = parse_target(expand(rest[0]), shown)
@@ -334,9 +339,9 @@ def parse_task_line(
         server=server,
         tool=tool,
         arguments=arguments,
-        out=_variable(found["out"], "-o", shown) if "out" in found else None,
+        out=variable_name(found["out"], "-o", shown) if "out" in found else None,
         wait=bool(found.get("wait")),
-        ttl=_positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
+        ttl=positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
         answers=answers,
         # --refresh forces a new run (and wins over --cache)
         cache=bool(found.get("cache")) and not found.get("refresh"),
@@ -351,7 +356,7 @@ def parse_cell_body(body: str) -> dict[str, Any]:
     try:
         value = json.loads(body)
     except ValueError:
-        value = _load_yaml(body)
+        value = load_yaml(body)
     if not isinstance(value, dict):
         kind = "nothing" if value is None else f"a {type(value).__name__}"
         raise ArgumentError(
@@ -359,12 +364,13 @@ def parse_cell_body(body: str) -> dict[str, Any]:
             f"(JSON object or YAML 'key: value' lines), got {kind}"
         )
     try:
-        return {_body_key(k): _body_value(v, str(k)) for k, v in value.items()}
+        return {_body_key(k): body_value(v, str(k)) for k, v in value.items()}
     except TypeError as exc:
         raise ArgumentError(f"the cell body has a value JSON cannot carry: {exc}") from None
 
 
-def _load_yaml(body: str) -> Any:
+def load_yaml(body: str) -> Any:
+    """A cell body read as YAML (safe loader); a YAML error becomes an :class:`ArgumentError`."""
     import yaml
 
     try:
@@ -382,13 +388,15 @@ def _body_key(key: Any) -> str:
     return key
 
 
-def _body_value(value: Any, where: str) -> Any:
+def body_value(value: Any, where: str) -> Any:
+    """A value read from a body made JSON-able (dates as ISO text), at any depth; TypeError naming
+    ``where`` for anything JSON cannot hold."""
     if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
         return value.isoformat()  # YAML reads 2025-01-31 as a date; the tool gets the text back
     if isinstance(value, (list, tuple)):
-        return [_body_value(v, where) for v in value]
+        return [body_value(v, where) for v in value]
     if isinstance(value, dict):
-        return {_body_key(k): _body_value(v, where) for k, v in value.items()}
+        return {_body_key(k): body_value(v, where) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"{where!r} is a {type(value).__name__}")
@@ -397,10 +405,10 @@ def _body_value(value: Any, where: str) -> Any:
 # -- %mcp_connect --------------------------------------------------------------------------------
 
 CONNECT_OPTIONS = (
-    _Option(("--header", "-H"), "header", True, "NAME=VALUE"),
-    _Option(("--env", "-e"), "env", True, "NAME=VALUE"),
-    _Option(("--dialect",), "dialect", True, "|".join(DIALECTS)),
-    _Option(("--timeout",), "timeout", True, "SECONDS"),
+    Option(("--header", "-H"), "header", True, "NAME=VALUE"),
+    Option(("--env", "-e"), "env", True, "NAME=VALUE"),
+    Option(("--dialect",), "dialect", True, "|".join(DIALECTS)),
+    Option(("--timeout",), "timeout", True, "SECONDS"),
 )
 
 
@@ -528,7 +536,7 @@ def _pair(raw: str, option: str, name_re: re.Pattern[str], separators: str) -> t
 
 # -- %mcp_result, %mcp_cancel, %mcp_tasks, %mcp_tools --------------------------------------------
 
-RESULT_OPTIONS = (_Option(("-o", "--out"), "out", True, "VAR"),)
+RESULT_OPTIONS = (Option(("-o", "--out"), "out", True, "VAR"),)
 
 
 @dataclass(frozen=True)
@@ -539,7 +547,7 @@ class TaskRef:
     out: str | None = None
 
 
-def parse_task_ref(line: str, *, magic: str, allow_out: bool, expand: Expand = _no_expand) -> TaskRef:
+def parse_task_ref(line: str, *, magic: str, allow_out: bool, expand: Expand = no_expand) -> TaskRef:
     """Parse ``[-o VAR] TASK_ID_OR_VARIABLE [-o VAR]`` (``-o`` only where ``allow_out``)."""
     words = [expand(w) for w in split_words(line)]
     out: str | None = None
@@ -559,7 +567,7 @@ def parse_task_ref(line: str, *, magic: str, allow_out: bool, expand: Expand = _
                 raw = words[i]
             else:
                 raise ArgumentError(f"%{magic}: option -o needs a value (VAR)")
-            out = _variable(raw, "-o", magic)
+            out = variable_name(raw, "-o", magic)
         elif word.startswith("-") and len(word) > 1:
             known = " (options: -o VAR)" if allow_out else ""
             raise ArgumentError(f"%{magic}: unknown option {word!r}{known}")
@@ -588,13 +596,13 @@ class TasksArgs:
     history: bool = False
 
 
-def parse_tasks_line(line: str, *, expand: Expand = _no_expand) -> tuple[str | None, str | None]:
+def parse_tasks_line(line: str, *, expand: Expand = no_expand) -> tuple[str | None, str | None]:
     """``%mcp_tasks [NAME] [--status S]`` (options before or after NAME) as (server, status)."""
     args = parse_tasks_args(line, expand=expand)
     return args.server, args.status
 
 
-def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
+def parse_tasks_args(line: str, *, expand: Expand = no_expand) -> TasksArgs:
     """``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH`` (options before
     or after NAME)."""
     words = [expand(w) for w in split_words(line)]
@@ -643,7 +651,7 @@ def parse_tasks_args(line: str, *, expand: Expand = _no_expand) -> TasksArgs:
     )
 
 
-def parse_server_name(line: str, *, magic: str, expand: Expand = _no_expand) -> str | None:
+def parse_server_name(line: str, *, magic: str, expand: Expand = no_expand) -> str | None:
     """An optional single NAME (``%mcp_tools [NAME]``)."""
     words = [expand(w) for w in split_words(line)]
     if len(words) > 1 or (words and words[0].startswith("-")):
@@ -655,9 +663,14 @@ __all__ = [
     "TASK_STATUSES",
     "ArgumentError",
     "ConnectArgs",
+    "Expand",
+    "Option",
     "TaskCall",
     "TaskRef",
     "TasksArgs",
+    "body_value",
+    "load_yaml",
+    "no_expand",
     "parse_arguments",
     "parse_cell_body",
     "parse_connect_line",
@@ -668,5 +681,8 @@ __all__ = [
     "parse_tasks_args",
     "parse_tasks_line",
     "parse_value",
+    "positive_int",
     "split_words",
+    "take_options",
+    "variable_name",
 ]

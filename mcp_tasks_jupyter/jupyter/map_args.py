@@ -21,27 +21,27 @@ from ..running.batch import DEFAULT_LIMIT
 from .magic_args import (
     ArgumentError,
     Expand,
-    _body_value,
-    _load_yaml,
-    _no_expand,
-    _Option,
-    _positive_int,
-    _take_options,
-    _variable,
+    Option,
+    body_value,
+    load_yaml,
+    no_expand,
     parse_target,
     parse_value,
+    positive_int,
     split_words,
+    take_options,
+    variable_name,
 )
 
 #: The most tasks one ``%mcp_map`` starts (a typo in ``--over range(...)`` should not start a million).
 MAX_ITEMS = 10_000
 
 MAP_OPTIONS = (
-    _Option(("-o", "--out"), "out", True, "VAR"),
-    _Option(("--limit",), "limit", True, "N"),
-    _Option(("--answers",), "answers", True, "JSON mapping"),
-    _Option(("--ttl",), "ttl", True, "MS"),
-    _Option(("--cache",), "cache", False),
+    Option(("-o", "--out"), "out", True, "VAR"),
+    Option(("--limit",), "limit", True, "N"),
+    Option(("--answers",), "answers", True, "JSON mapping"),
+    Option(("--ttl",), "ttl", True, "MS"),
+    Option(("--cache",), "cache", False),
 )
 _OVER = re.compile(r"(?:^|\s)--over(?:\s+|=|$)")
 
@@ -66,7 +66,7 @@ class MapCall:
         return f"{self.server}:{self.tool}" if self.server else self.tool
 
 
-def parse_map_line(line: str, *, body: str | None = None, expand: Expand = _no_expand) -> MapCall:
+def parse_map_line(line: str, *, body: str | None = None, expand: Expand = no_expand) -> MapCall:
     """Parse the line (and, for ``%%mcp_map``, the cell body) of ``%mcp_map``."""
     shown = "mcp_map" if body is None else "%mcp_map"
     head, over = _split_over(line)
@@ -74,7 +74,7 @@ def parse_map_line(line: str, *, body: str | None = None, expand: Expand = _no_e
         words = split_words(head)
     except ArgumentError as exc:
         raise ArgumentError(f"%{shown}: {exc}") from None
-    found, rest = _take_options(words, MAP_OPTIONS, shown, expand)
+    found, rest = take_options(words, MAP_OPTIONS, shown, expand)
     usage = (
         f"%{shown} [options] NAME:TOOL --over EXPR"
         if body is None
@@ -108,10 +108,10 @@ def parse_map_line(line: str, *, body: str | None = None, expand: Expand = _no_e
         tool=tool,
         items=items,
         over=over,
-        out=_variable(found["out"], "-o", shown) if "out" in found else None,
+        out=variable_name(found["out"], "-o", shown) if "out" in found else None,
         limit=limit,
         answers=_answers(found.get("answers"), shown),
-        ttl=_positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
+        ttl=positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
         cache=bool(found.get("cache")),
     )
 
@@ -123,7 +123,7 @@ def parse_map_body(body: str) -> list[dict[str, Any]]:
     try:
         value = json.loads(body)
     except ValueError:
-        value = _load_yaml(body)
+        value = load_yaml(body)
     if not isinstance(value, list):
         kind = "nothing" if value is None else f"a {type(value).__name__}"
         raise ArgumentError(
@@ -144,7 +144,7 @@ def check_items(values: Any) -> list[dict[str, Any]]:
         if not isinstance(value, dict):
             raise ArgumentError(f"item {place} must be a mapping of arguments, got a {type(value).__name__}")
         try:
-            items.append(_body_value(value, f"item {place}"))
+            items.append(body_value(value, f"item {place}"))
         except TypeError as exc:
             raise ArgumentError(f"item {place} has a value JSON cannot carry: {exc}") from None
     if not items:
