@@ -34,8 +34,7 @@ CELLS = [
     "stop = %mcp_task demo:slow_compute seconds=60 steps=60",
     "await stop.cancel()",
     # 5: a 50-task fan-out
-    "%mcp_map -o fan demo:slow_compute --limit 25 --over [{'seconds': 0.2 + i / 1000} for i in range(50)]",
-    "await fan.gather()",
+    "%mcp_map --limit 25 demo:slow_compute --over [{'seconds': 0.2 + i / 1000} for i in range(50)]",
     # 7: a task that waits for input (counted by the other notebook's status bar)
     "asks = %mcp_task demo:research topic=tides ambiguous=true stage_seconds=0.1",
     "%mcp_tasks",
@@ -121,7 +120,10 @@ def test_views_agree(page: Page) -> None:
     page.evaluate("() => window.jupyterapp.shell.activateById('mcp-tasks-jupyter:sidebar')")
     names = page.locator(".mtj-sidebar .mtj-task-tool", has_text="failing_job")
     expect(names).to_have_count(2)
-    assert sorted(names.all_inner_texts()) == ['failing_job message="first"', 'failing_job message="second"']
+    assert sorted(names.all_text_contents()) == [
+        "failing_job seconds=0.1 message=first",
+        "failing_job seconds=0.1 message=second",
+    ]
 
     # one colour for cancelled: the task widget's badge, the board's badge and the side panel row
     grey = palette(page, "cancelled")
