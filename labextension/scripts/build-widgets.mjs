@@ -11,13 +11,13 @@ const outdir = `${here}../mcp_tasks_jupyter/jupyter/widgets/static`;
 const dev = process.argv.includes('--dev');
 const watch = process.argv.includes('--watch');
 
-/** Each widget: its entry module and its style sheets, in cascade order. */
+/** Each widget: its entry module and its style sheets, in cascade order (status.css, the palette, last). */
 const WIDGETS = {
-  task: ['task.ts', ['task.css', 'form.css']],
-  board: ['board.ts', ['board.css']],
-  compact: ['compact.ts', ['compact.css']],
+  task: ['task.ts', ['task.css', 'form.css', 'status.css']],
+  board: ['board.ts', ['board.css', 'status.css']],
+  compact: ['compact.ts', ['compact.css', 'status.css']],
   question: ['question.ts', ['form.css']],
-  batch: ['batch.ts', ['task.css', 'batch.css']]
+  batch: ['batch.ts', ['task.css', 'batch.css', 'status.css']]
 };
 
 const common = {

@@ -3,11 +3,15 @@
  * failed, cancelled, needs input) that come within `GROUP_WINDOW` of each other
  * make one notification ("12 MCP tasks completed: ..."), and while that one is
  * still fresh (`REUSE_FOR`) later ones of the same kind update it instead of
- * raising another. Pure logic (timers only): `notify.ts` does the showing.
+ * raising another. The tasks of one `client.map` batch make one notification of their own that
+ * counts the whole batch ("12 of 50 MCP tasks finished ...", updated until "50 MCP tasks finished
+ * on demo (slow_compute): 47 completed, 3 failed"). Pure logic (timers only): `notify.ts` does the
+ * showing.
  */
 
 import { type Outcome, describe } from './policy';
-import type { ITask } from './protocol';
+import { isTerminal, type ITask } from './protocol';
+import { FAILURES, inWords } from './status';
 
 /** Milliseconds: transitions this close together make one notification. */
 export const GROUP_WINDOW = 1500;
@@ -128,4 +132,114 @@ export class NotificationGroups {
   private _pending = new Map<Outcome, ITask[]>();
   private _timers = new Map<Outcome, ReturnType<typeof setTimeout>>();
   private _shown = new Map<Outcome, IShown>();
+}
+
+/** How a batch's notification reads now, and its kind. */
+export interface IBatchMessage {
+  readonly message: string;
+  /** `in-progress` while some task runs, then `error` (a failure), `success` or `info` (cancelled only). */
+  readonly kind: 'in-progress' | 'error' | 'success' | 'info';
+  readonly done: boolean;
+}
+
+/**
+ * A whole batch in one line: `50 MCP tasks finished on demo (slow_compute): 47 completed, 3
+ * failed`, or while it runs `12 of 50 MCP tasks finished on demo (slow_compute): 12 completed (38
+ * still running)`. Outcomes are counted in words (`tool error`, `declined`), completed first.
+ */
+export function describeBatch(tasks: readonly ITask[]): IBatchMessage {
+  const servers = [...new Set(tasks.map(t => t.server))];
+  const tools = [...new Set(tasks.map(t => t.tool ?? t.key))];
+  const where = servers.length === 1 ? ` on ${servers[0]}` : '';
+  const shared = tools.length === 1 ? ` (${tools[0]})` : '';
+  const ended = tasks.filter(isTerminal);
+  const counts = new Map<string, number>();
+  for (const task of ended) {
+    const word = inWords(task.status);
+    counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  const order = [...counts.keys()].sort(
+    (a, b) =>
+      Number(b === 'completed') - Number(a === 'completed') ||
+      (counts.get(b) ?? 0) - (counts.get(a) ?? 0)
+  );
+  const outcomes = order.map(word => `${counts.get(word)} ${word}`).join(', ');
+  const done = ended.length === tasks.length;
+  const noun = tasks.length === 1 ? 'MCP task' : 'MCP tasks';
+  const head = done
+    ? `${tasks.length} ${noun} finished${where}${shared}`
+    : `${ended.length} of ${tasks.length} ${noun} finished${where}${shared}`;
+  const body = outcomes ? `: ${outcomes}` : '';
+  const rest = done ? '' : ` (${tasks.length - ended.length} still running)`;
+  let kind: IBatchMessage['kind'] = 'in-progress';
+  if (done) {
+    if (ended.some(t => FAILURES.has(t.status))) {
+      kind = 'error';
+    } else if (ended.some(t => t.status === 'completed')) {
+      kind = 'success';
+    } else {
+      kind = 'info';
+    }
+  }
+  return { message: `${head}${body}${rest}`, kind, done };
+}
+
+/** Shows (or updates, given the id of the one on screen) a batch's notification; its id. */
+export type ShowBatch = (
+  tasks: readonly ITask[],
+  replacing: string | null
+) => string;
+
+/**
+ * One notification per batch: a task of the batch that ends (`add`) has the batch's notification
+ * shown, or updated, within `GROUP_WINDOW`, counting every task of the batch as `members` has them
+ * then; once all have ended the notification is final and a later `add` starts none.
+ */
+export class BatchNotifications {
+  constructor(
+    private readonly _show: ShowBatch,
+    private readonly _members: (batch: string) => readonly ITask[]
+  ) {}
+
+  /** A task of `batch` ended: announce the batch soon. */
+  add(batch: string): void {
+    if (this._finished.has(batch) || this._timers.has(batch)) {
+      return;
+    }
+    this._timers.set(
+      batch,
+      setTimeout(() => this.flush(batch), GROUP_WINDOW)
+    );
+  }
+
+  /** Show `batch` as it is now. */
+  flush(batch: string): void {
+    const timer = this._timers.get(batch);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      this._timers.delete(batch);
+    }
+    const tasks = this._members(batch);
+    if (!tasks.length || this._finished.has(batch)) {
+      return;
+    }
+    const id = this._show(tasks, this._shown.get(batch) ?? null);
+    if (tasks.every(isTerminal)) {
+      this._shown.delete(batch);
+      this._finished.add(batch);
+    } else {
+      this._shown.set(batch, id);
+    }
+  }
+
+  dispose(): void {
+    for (const timer of this._timers.values()) {
+      clearTimeout(timer);
+    }
+    this._timers.clear();
+  }
+
+  private _timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private _shown = new Map<string, string>();
+  private _finished = new Set<string>();
 }

@@ -114,20 +114,30 @@ const statusBarPlugin: JupyterFrontEndPlugin<void> = {
     'Running and waiting MCP tasks of all kernels in the status bar.',
   autoStart: true,
   requires: [ITaskRegistry],
-  optional: [IStatusBar],
+  optional: [IStatusBar, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
     registry: ITaskRegistry,
-    statusBar: IStatusBar | null
+    statusBar: IStatusBar | null,
+    notebooks: INotebookTracker | null
   ): void => {
     if (!statusBar) {
       return;
     }
-    const item = new TasksStatus(registry, () => {
-      if (app.commands.hasCommand(OPEN_SIDEBAR)) {
-        void app.commands.execute(OPEN_SIDEBAR);
-      }
-    });
+    const current = notebooks && {
+      id: () =>
+        notebooks.currentWidget?.sessionContext.session?.kernel?.id ?? null,
+      changed: notebooks.currentChanged
+    };
+    const item = new TasksStatus(
+      registry,
+      () => {
+        if (app.commands.hasCommand(OPEN_SIDEBAR)) {
+          void app.commands.execute(OPEN_SIDEBAR);
+        }
+      },
+      current
+    );
     statusBar.registerStatusItem('mcp-tasks-jupyter:status', {
       item,
       align: 'left',

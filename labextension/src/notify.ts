@@ -4,13 +4,19 @@
  * `policy.ts`). Only transitions seen in updates count (never the contents of a
  * snapshot), and each (task, status) is announced once. Many at once are
  * grouped into one notification per kind, updated as more come (`groups.ts`):
- * "12 MCP tasks completed", not 12 toasts.
+ * "12 MCP tasks completed", not 12 toasts; the tasks of one `client.map` batch that end make one
+ * notification counting the whole batch, updated until it is over.
  */
 
 import { Notification } from '@jupyterlab/apputils';
 
 import type { CellLocator } from './cells';
-import { describeGroup, NotificationGroups } from './groups';
+import {
+  BatchNotifications,
+  describeBatch,
+  describeGroup,
+  NotificationGroups
+} from './groups';
 import {
   DEFAULT_POLICY,
   type INotifyPolicy,
@@ -19,7 +25,7 @@ import {
 } from './policy';
 import type { ITask } from './protocol';
 import type { ITaskRegistry } from './registry';
-import type { ITransition } from './store';
+import type { ITransition, KernelTaskStore } from './store';
 
 /** How long a success (or cancellation) toast stays, in milliseconds. */
 const SUCCESS_CLOSE = 5000;
@@ -74,7 +80,71 @@ export class TaskNotifier {
       kernelId: store.kernelId,
       cellId: current.cellId
     });
+    if (current.batch !== null && outcome !== 'waiting') {
+      const batch = `${store.kernelId}\u0000${store.generation}\u0000${current.batch}`;
+      this._batchStores.set(batch, { store, id: current.batch });
+      this._batches.add(batch);
+      return;
+    }
     this._groups.add(outcome, current);
+  }
+
+  /** The tasks of one batch as the kernel's store has them now. */
+  private _membersOf(batch: string): ITask[] {
+    const where = this._batchStores.get(batch);
+    if (!where || where.store.isDisposed) {
+      return [];
+    }
+    return [...where.store.tasks.values()].filter(t => t.batch === where.id);
+  }
+
+  /** Show (or update) the notification of a batch, counting all its tasks. */
+  private _showBatch(
+    tasks: readonly ITask[],
+    replacing: string | null
+  ): string {
+    const { message, kind, done } = describeBatch(tasks);
+    const ended = tasks.filter(t => this._cells.has(t));
+    const last = ended[ended.length - 1] ?? tasks[tasks.length - 1];
+    const where = this._cells.get(last);
+    const options = {
+      actions: [
+        {
+          label: 'Show',
+          caption: 'Show the cell that started these tasks',
+          callback: () => {
+            if (where) {
+              void this._locator.reveal(where.kernelId, where.cellId);
+            }
+          }
+        }
+      ],
+      data: {
+        kernelId: where?.kernelId ?? '',
+        key: last.key,
+        status: last.status,
+        count: tasks.length,
+        batch: last.batch ?? ''
+      }
+    };
+    const autoClose = !done
+      ? false
+      : kind === 'error'
+        ? FAILURE_CLOSE
+        : SUCCESS_CLOSE;
+    if (
+      replacing !== null &&
+      Notification.update({
+        id: replacing,
+        message,
+        type: kind,
+        autoClose,
+        ...options
+      })
+    ) {
+      return replacing;
+    }
+    return Notification.emit(message, kind, { ...options, autoClose });
   }
 
   /** Show (or update) the notification of `tasks`, which all had `outcome`. */
@@ -125,6 +195,14 @@ export class TaskNotifier {
     return Notification.emit(message, kind, { ...options, autoClose });
   }
 
+  private _batches = new BatchNotifications(
+    (tasks, replacing) => this._showBatch(tasks, replacing),
+    batch => this._membersOf(batch)
+  );
+  private _batchStores = new Map<
+    string,
+    { store: KernelTaskStore; id: string }
+  >();
   private _groups = new NotificationGroups((outcome, tasks, replacing) =>
     this._show(outcome, tasks, replacing)
   );

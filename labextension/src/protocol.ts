@@ -30,6 +30,8 @@ export interface ITask {
   readonly cellId: string | null;
   readonly needsInput: boolean;
   readonly cached: boolean;
+  /** The id of the `client.map` batch that started the task (its tasks are announced together). */
+  readonly batch: string | null;
 }
 
 export interface ISnapshotMessage {
@@ -152,7 +154,8 @@ export function parseTask(raw: unknown): ITask | null {
     total: optionalNumber(raw.total),
     cellId: optionalText(raw.cell_id),
     needsInput: raw.needs_input === true,
-    cached: raw.cached === true
+    cached: raw.cached === true,
+    batch: optionalText(raw.batch)
   };
 }
 

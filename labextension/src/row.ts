@@ -8,6 +8,7 @@
 
 import { elapsedSeconds, formatDuration } from './format';
 import { ITask, isRunning, isTerminal, isWaiting } from './protocol';
+import { taskName } from './groups';
 import { inWords } from './status';
 import type { KernelTaskStore } from './store';
 
@@ -42,7 +43,7 @@ export class TaskRow {
     ]
       .filter(Boolean)
       .join(' · ');
-    setText(this._tool, task.tool ?? '(no tool)');
+    setText(this._tool, task.tool ? taskName(task) : '(no tool)');
     setText(this._server, task.server);
     setText(this._status, inWords(task.status));
     const badges = [

@@ -65,3 +65,34 @@ export const WORDS: Readonly<Record<string, string>> = {
 export function inWords(status: string): string {
   return WORDS[status] ?? status;
 }
+
+/** Running and waiting tasks of some kernels. */
+export interface ICounts {
+  readonly running: number;
+  readonly waiting: number;
+}
+
+function some(counts: ICounts): boolean {
+  return counts.running + counts.waiting > 0;
+}
+
+function countWords(counts: ICounts): string {
+  return `${counts.running} running · ${counts.waiting} waiting`;
+}
+
+/**
+ * The item's text: `here` the current notebook's counts (null with no notebook current: then
+ * `others` are simply every kernel's), `others` the other kernels'.
+ */
+export function statusText(here: ICounts | null, others: ICounts): string {
+  if (here === null) {
+    return some(others) ? `MCP: ${countWords(others)}` : 'MCP: idle';
+  }
+  if (!some(others)) {
+    return some(here) ? `MCP: ${countWords(here)}` : 'MCP: idle';
+  }
+  if (!some(here)) {
+    return `MCP (other notebooks): ${countWords(others)}`;
+  }
+  return `MCP: ${countWords(here)} · other notebooks: ${countWords(others)}`;
+}

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
+  BatchNotifications,
+  describeBatch,
   describeGroup,
   GROUP_WINDOW,
   NotificationGroups,
@@ -81,5 +83,69 @@ describe('grouped notifications', () => {
     expect(shown[3]).toEqual(['completed', 1, null]);
     groups.dispose();
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('batch notifications', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function batch(statuses: string[]): ITask[] {
+    return statuses.map((status, i) => task(`b${i}`, { status, batch: 'b1' }));
+  }
+
+  it('counts the whole batch, not the tasks of one burst', () => {
+    const done = batch([
+      ...Array<string>(47).fill('completed'),
+      'failed',
+      'failed',
+      'error'
+    ]);
+    expect(describeBatch(done)).toEqual({
+      message:
+        '50 MCP tasks finished on demo (slow_compute): 47 completed, 2 failed, 1 tool error',
+      kind: 'error',
+      done: true
+    });
+    const running = batch([
+      ...Array<string>(13).fill('completed'),
+      ...Array<string>(37).fill('working')
+    ]);
+    expect(describeBatch(running)).toEqual({
+      message:
+        '13 of 50 MCP tasks finished on demo (slow_compute): 13 completed (37 still running)',
+      kind: 'in-progress',
+      done: false
+    });
+  });
+
+  it('shows one notification per batch, updated until the batch ends', () => {
+    let members = batch(['completed', 'working', 'working']);
+    const shown: [number, string | null][] = [];
+    const groups = new BatchNotifications(
+      (tasks, replacing) => {
+        shown.push([tasks.length, replacing]);
+        return 'n1';
+      },
+      () => members
+    );
+    groups.add('b1');
+    groups.add('b1');
+    vi.advanceTimersByTime(GROUP_WINDOW);
+    expect(shown).toEqual([[3, null]]);
+    members = batch(['completed', 'completed', 'cancelled']);
+    groups.add('b1');
+    vi.advanceTimersByTime(GROUP_WINDOW);
+    expect(shown).toEqual([
+      [3, null],
+      [3, 'n1']
+    ]);
+    groups.add('b1');
+    vi.advanceTimersByTime(GROUP_WINDOW);
+    expect(shown.length).toBe(2);
   });
 });

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MCPError
+from ..running.batch import batch_of
 from ..tasks.handle import TaskHandle
 from ..views.view import view_of
 from .widgets.coalesce import Coalescer
@@ -54,6 +55,7 @@ def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, A
         "cell_id": cell_id,
         "needs_input": seen.needs_input,
         "cached": seen.cached,
+        "batch": batch_of(handle),
     }
 
 

@@ -15,6 +15,8 @@ import asyncio
 import collections
 import logging
 import time
+import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
@@ -40,6 +42,15 @@ FAILED_SHOWN = 20
 SLOWEST_SHOWN = 5
 #: Characters of a task's label (its arguments as ``key=value``) in a batch's view.
 LABEL_CHARS = 80
+
+#: The batch each queued handle of a ``client.map`` call belongs to (the front end counts a batch's
+#: tasks together); weak, so a handle's entry goes with it.
+_BATCH_OF: weakref.WeakKeyDictionary[TaskHandle, str] = weakref.WeakKeyDictionary()
+
+
+def batch_of(handle: TaskHandle) -> str | None:
+    """The id of the ``client.map`` batch ``handle`` was started by, or None."""
+    return _BATCH_OF.get(handle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +129,7 @@ class Batch(Sequence[TaskHandle]):
         self._on_end: list[Callable[[Batch], None]] = []
         self._ended = 0
         self._closed: str | None = None
+        self.id = uuid.uuid4().hex[:12]
         handles: list[TaskHandle] = []
         for args, preset in zip(arguments, answers, strict=True):
             hit = cached(args) if cached is not None else None
@@ -125,6 +137,7 @@ class Batch(Sequence[TaskHandle]):
                 handles.append(hit)
                 continue
             handle = lifecycle.queued(spec, args, cancel=self._cancel_one)
+            _BATCH_OF[handle] = self.id
             self._plan[handle] = (args, preset)
             self._queue.append(handle)
             handles.append(handle)

@@ -101,6 +101,7 @@ def running_lab(root: Path, home: Path) -> Iterator[Lab]:
         "--ServerApp.port_retries=0",
         "--LabApp.news_url=",
         "--ServerApp.open_browser=False",
+        "--LabApp.expose_app_in_browser=True",
     ]
     with spawn(argv, env=lab_env(home), cwd=root, grace=10.0) as process:
         lab = Lab(f"http://127.0.0.1:{port}", token, root, process)

@@ -86,7 +86,7 @@ def add_cell_and_run(page: Page, code: str) -> None:
 
 def sidebar_row(page: Page, tool: str) -> Locator:  # noqa: F821 - playwright's type
     return page.locator(".mtj-sidebar .mtj-task-row").filter(
-        has=page.locator(".mtj-task-tool", has_text=re.compile(f"^{tool}$"))
+        has=page.locator(".mtj-task-tool", has_text=re.compile(f"^{re.escape(tool)}( |$)"))
     )
 
 
