@@ -32,6 +32,8 @@ MAX_BATCH = 1000
 #: An integer literal has at most this many characters: every integer then converts to a float
 #: (doubles reach 1.8e308), and parsing stays linear whatever ``sys.set_int_max_str_digits`` says.
 MAX_INT_CHARS = 300
+#: The longest string id ``answered_id`` recovers from an unreadable answer (this client's ids are integers).
+MAX_ID_CHARS = 200
 #: A JSON-RPC error's message is cut to this length (it is shown to users).
 MAX_ERROR_MESSAGE_CHARS = bounds.MAX_STATUS_MESSAGE_CHARS
 
@@ -154,6 +156,38 @@ def decode(data: bytes | str) -> list[Message]:
     return [parse_message(obj)]
 
 
+def answered_id(data: bytes | str) -> RequestId | None:
+    """The ``id`` of the request an unreadable answer was meant for, or None when it shows none.
+
+    For a message that ``decode`` refused: a tolerant second parse that keeps every number as text, so a
+    value too large for a double (``1e400``) or an overlong integer no longer hides the top-level ``id``
+    of an object carrying ``result`` or ``error`` (and no ``method``: a request is not an answer). Only a
+    string or integer id of bounded size is returned; anything else, including text that is not JSON at
+    all, gives None.
+    """
+    try:
+        text = data.decode("utf-8-sig", errors="replace") if isinstance(data, (bytes, bytearray)) else data
+        obj = _TOLERANT_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or "method" in obj or ("result" not in obj and "error" not in obj):
+        return None
+    msg_id = obj.get("id")
+    if type(msg_id) is str and len(msg_id) <= MAX_ID_CHARS:
+        return msg_id
+    if isinstance(msg_id, _IntText) and len(msg_id) <= MAX_INT_CHARS:
+        return int(msg_id)
+    return None
+
+
+class _IntText(str):
+    """An integer literal kept as text by the tolerant decoder (so a string id never passes for one)."""
+
+
+class _NumText(str):
+    """Any other number (or NaN/Infinity) kept as text by the tolerant decoder; never an id."""
+
+
 def _finite_float(literal: str) -> float:
     value = float(literal)
     if value in _INFINITIES:
@@ -199,6 +233,7 @@ _INFINITIES = (math.inf, -math.inf)
 _CONTAINERS = (dict, list)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _DECODER = json.JSONDecoder(parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_no_constant)
+_TOLERANT_DECODER = json.JSONDecoder(parse_float=_NumText, parse_int=_IntText, parse_constant=_NumText)
 
 
 #: One encoder for every message (``json.dumps`` with options builds a new one per call).

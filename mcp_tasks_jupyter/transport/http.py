@@ -385,7 +385,10 @@ class StreamableHTTPTransport(Transport):
 
     # -- SSE streams ---------------------------------------------------------------------------
 
-    def _deliver_event(self, data: str) -> list[Any]:
+    def _deliver_event(self, data: str, post_id: RequestId | None = None) -> list[Any]:
+        """Hand an event's messages to the session. An unreadable one that shows which request it
+        answers (its own ``id``, or else ``post_id``: it came on that POST's stream) fails that request
+        at once; the ErrorResponse returned for it tells a POST's reader that its answer has come."""
         assert self._events is not None
         if not data.strip():
             return []  # a priming event: only an id (and perhaps retry)
@@ -393,13 +396,18 @@ class StreamableHTTPTransport(Transport):
             messages = jsonrpc.decode(data)
         except (jsonrpc.MessageError, RecursionError) as exc:
             why = exc if isinstance(exc, jsonrpc.MessageError) else "nested too deeply"
-            self._events.noise_received(
-                InvalidMessage(
-                    f"unreadable SSE event ({len(data)} characters): {why}; it begins {quote(data)}",
-                    server=self.server_name,
-                )
+            error = InvalidMessage(
+                f"unreadable SSE event ({len(data)} characters): {why}; it begins {quote(data)}",
+                server=self.server_name,
             )
-            return []
+            answered = jsonrpc.answered_id(data)
+            if answered is None:
+                answered = post_id
+            if answered is None:
+                self._events.noise_received(error)
+                return []
+            self._events.request_failed(answered, error)
+            return [ErrorResponse(answered, jsonrpc.PARSE_ERROR, str(error))]
         for msg in messages:
             self._events.message_received(msg)
         return messages
@@ -413,7 +421,7 @@ class StreamableHTTPTransport(Transport):
             try:
                 async with contextlib.aclosing(self._events_of(response, position)) as events:
                     async for event in events:
-                        for msg in self._deliver_event(event.data):
+                        for msg in self._deliver_event(event.data, msg_id):
                             if isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id:
                                 return
             except _ENGINE_ERRORS:

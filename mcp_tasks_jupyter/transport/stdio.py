@@ -107,9 +107,14 @@ class StdioTransport(Transport):
         try:
             messages = jsonrpc.decode(line)
         except jsonrpc.MessageError as exc:
-            events.noise_received(
-                InvalidMessage(f"unreadable line from the server: {exc}: {line[:200]!r}", server=self.server_name)
+            error = InvalidMessage(
+                f"unreadable line from the server: {exc}: {line[:200]!r}", server=self.server_name
             )
+            answered = jsonrpc.answered_id(line)
+            if answered is None:
+                events.noise_received(error)
+            else:  # the request it answers fails now rather than at its timeout
+                events.request_failed(answered, error)
             return
         for message in messages:
             events.message_received(message)

@@ -71,9 +71,27 @@ def ignores_discover(brain: Brain) -> None:
     brain.script["server/discover"] = lambda m: SILENT
 
 
+def overflowing_answers(brain: Brain) -> None:
+    """tools/call and tasks/get are answered with a number too large for a double (valid JSON text)."""
+
+    def overflow(message: dict[str, Any]) -> Any:
+        return Raw(200, b'{"jsonrpc": "2.0", "id": %d, "result": {"pollInterval": 1e400}}' % message["id"], "")
+
+    brain.script["tools/call"] = overflow
+    brain.script["tasks/get"] = overflow
+
+
 SCENARIOS: dict[str, Callable[[Brain], None]] = {
     f.__name__: f
-    for f in (plain, exit_mid_task, garbage_framing, echo_secret_in_errors, silent_tasks_get, ignores_discover)
+    for f in (
+        plain,
+        exit_mid_task,
+        garbage_framing,
+        echo_secret_in_errors,
+        silent_tasks_get,
+        ignores_discover,
+        overflowing_answers,
+    )
 }
 
 
