@@ -245,7 +245,8 @@ class OAuthSignIn:
         if not scopes:
             scopes = list(self._resource_scopes or [])
         headless = self.settings.grant == "client_credentials"  # no refresh token: the secret gets new ones
-        if scopes and not headless and OFFLINE_ACCESS not in scopes and OFFLINE_ACCESS in (metadata.scopes_supported or []):
+        offered = OFFLINE_ACCESS in (metadata.scopes_supported or [])
+        if scopes and not headless and OFFLINE_ACCESS not in scopes and offered:
             scopes = [*scopes, OFFLINE_ACCESS]  # ask for a refresh token where the server offers them
         return scopes
 

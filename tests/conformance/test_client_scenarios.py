@@ -65,10 +65,7 @@ AUTH_2026_07_28 = [
     "iss-normalized",
     "metadata-issuer-mismatch",
 ]
-AUTH_#: The [extension] scenarios passed so far; they run at the runner's default version ("default").
-AUTH_EXTENSIONS = ["client-credentials-basic"]
-
-CASES = (
+AUTH_CASES = (
     [(f"auth/{s}", v) for s in AUTH_BOTH for v in ("2025-11-25", "2026-07-28")]
     + [(f"auth/{s}", "2025-03-26") for s in AUTH_2025_03_26]
     + [(f"auth/{s}", "2026-07-28") for s in AUTH_2026_07_28]
