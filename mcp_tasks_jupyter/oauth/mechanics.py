@@ -125,6 +125,21 @@ async def refresh(
     return await _token_request(http, metadata, client, body, tokens.refresh_token, server)
 
 
+async def client_credentials(
+    http: httpx.AsyncClient,
+    metadata: ServerMetadata,
+    client: ClientRegistration,
+    scopes: list[str],
+    resource: str,
+    server: str,
+) -> Tokens:
+    """Tokens for the client itself (RFC 6749 section 4.4): no person, no redirect."""
+    body = prepare_token_request(
+        "client_credentials", scope=" ".join(scopes) if scopes else None, resource=resource
+    )
+    return await _token_request(http, metadata, client, body, None, server, grant="client_credentials")
+
+
 async def _token_request(
     http: httpx.AsyncClient,
     metadata: ServerMetadata,
@@ -132,10 +147,13 @@ async def _token_request(
     body: str,
     old_refresh: str | None,
     server: str,
+    *,
+    grant: str | None = None,
 ) -> Tokens:
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
     auth = ClientAuth(client.client_id, client.client_secret, client.auth_method)
     url, headers, body = auth.prepare("POST", metadata.token_endpoint, headers, body)
+    register(headers.get("Authorization"))
     try:
         response = await http.post(url, content=body, headers=headers)
     except httpx.HTTPError as exc:
@@ -150,6 +168,12 @@ async def _token_request(
         if data and data.get("error_description"):
             said += f": {printable(str(data['error_description']), 300)}"
         said += ")" if error else ""
+        if grant is not None:
+            raise SignInFailed(
+                f"the {grant} grant was refused: the token endpoint {printable(metadata.token_endpoint, 200)} "
+                f"answered HTTP {response.status_code}{said}; check the client's credentials",
+                server=server,
+            )
         raise SignInFailed(
             f"the token endpoint {printable(metadata.token_endpoint, 200)} answered HTTP "
             f"{response.status_code}{said}; sign in again (%mcp_login NAME, or reconnect)",

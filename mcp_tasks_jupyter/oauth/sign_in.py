@@ -36,7 +36,7 @@ from ..redact import safe_url
 from . import discovery, mechanics
 from .discovery import ServerMetadata
 from .loopback import RedirectListener
-from .registration import client_for, issuer_key
+from .registration import client_for, issuer_key, secret_method
 from .settings import OAuth
 from .store import ClientRegistration, SignIn, Tokens, TokenStore
 
@@ -240,7 +240,9 @@ class OAuthSignIn:
             scopes = challenge.scope.split()
         if not scopes:
             scopes = list(self._resource_scopes or [])
-        if scopes and OFFLINE_ACCESS not in scopes and OFFLINE_ACCESS in (metadata.scopes_supported or []):
+        headless = self.settings.grant == "client_credentials"  # no refresh token: the secret gets new ones
+        offered = OFFLINE_ACCESS in (metadata.scopes_supported or [])
+        if scopes and not headless and OFFLINE_ACCESS not in scopes and offered:
             scopes = [*scopes, OFFLINE_ACCESS]  # ask for a refresh token where the server offers them
         return scopes
 
@@ -261,6 +263,9 @@ class OAuthSignIn:
                 log.info("%s: the server moved to another authorization server; registering there", self.server)
                 self._record = SignIn(self.key, indicator=self._record.indicator)
                 kept = None
+            if self.settings.grant == "client_credentials":
+                await self._client_credentials(http, metadata, challenge, wanted)
+                return
             listener = await self._listen(kept)
             asked = False
             try:
@@ -291,6 +296,27 @@ class OAuthSignIn:
         self._record.scopes = scopes
         self._use(tokens)
         self._tell_person(f"signed in to {self.server}")
+
+    async def _client_credentials(
+        self,
+        http: httpx.AsyncClient,
+        metadata: ServerMetadata,
+        challenge: Challenge | None,
+        wanted: list[str] | None,
+    ) -> None:
+        """Headless: the client's own credentials at the token endpoint; nobody is waited for."""
+        assert self.settings.client_id is not None
+        client = ClientRegistration(
+            issuer_key(metadata), self.settings.client_id, self.settings.secret(), secret_method(metadata)
+        )
+        scopes = self._scopes(challenge, metadata, wanted)
+        tokens = await mechanics.client_credentials(
+            http, metadata, client, scopes, self._record.indicator or self.key, self.server
+        )
+        # The secret stays in the settings (or its file): the store keeps only whose tokens these are.
+        self._record.client = ClientRegistration(client.issuer, client.client_id, None, client.auth_method)
+        self._record.scopes = scopes
+        self._use(tokens)
 
     async def _listen(self, kept: ClientRegistration | None) -> RedirectListener:
         port = self.settings.redirect_port

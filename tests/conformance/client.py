@@ -107,7 +107,18 @@ async def follow_sign_in(url: str) -> None:
         await http.get(location)
 
 
+#: The [extension] scenarios that sign in headless, with the client's own credentials.
+CLIENT_CREDENTIALS = {"auth/client-credentials-basic"}
+
+
 def oauth_for(scenario: str, context: dict, store: str) -> mtj.OAuth:
+    if scenario in CLIENT_CREDENTIALS:
+        return mtj.OAuth(
+            grant="client_credentials",
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            token_store=store,
+        )
     return mtj.OAuth(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),

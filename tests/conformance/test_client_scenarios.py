@@ -71,10 +71,14 @@ AUTH_CASES = (
     + [(f"auth/{s}", "2026-07-28") for s in AUTH_2026_07_28]
 )
 
+#: The [extension] scenarios passed so far; they run at the runner's default version ("default").
+AUTH_EXTENSIONS = ["client-credentials-basic"]
+
 CASES = (
     [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25]
     + [pytest.param(s, "2026-07-28", id=f"2026-07-28-{s}") for s in SCENARIOS_2026_07_28]
     + [pytest.param(s, v, id=f"{v}-{s}") for s, v in AUTH_CASES]
+    + [pytest.param(f"auth/{s}", "default", id=f"extension-auth/{s}") for s in AUTH_EXTENSIONS]
 )
 
 
