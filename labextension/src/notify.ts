@@ -106,45 +106,18 @@ export class TaskNotifier {
     const { message, kind, done } = describeBatch(tasks);
     const ended = tasks.filter(t => this._cells.has(t));
     const last = ended[ended.length - 1] ?? tasks[tasks.length - 1];
-    const where = this._cells.get(last);
-    const options = {
-      actions: [
-        {
-          label: 'Show',
-          caption: 'Show the cell that started these tasks',
-          callback: () => {
-            if (where) {
-              void this._locator.reveal(where.kernelId, where.cellId);
-            }
-          }
-        }
-      ],
-      data: {
-        kernelId: where?.kernelId ?? '',
-        key: last.key,
-        status: last.status,
-        count: tasks.length,
-        batch: last.batch ?? ''
-      }
-    };
     const autoClose = !done
       ? false
       : kind === 'error'
         ? FAILURE_CLOSE
         : SUCCESS_CLOSE;
-    if (
-      replacing !== null &&
-      Notification.update({
-        id: replacing,
-        message,
-        type: kind,
-        autoClose,
-        ...options
-      })
-    ) {
-      return replacing;
-    }
-    return Notification.emit(message, kind, { ...options, autoClose });
+    const options = this._options(
+      last,
+      tasks.length,
+      'Show the cell that started these tasks',
+      { batch: last.batch ?? '' }
+    );
+    return this._raise(message, kind, autoClose, options, replacing);
   }
 
   /** Show (or update) the notification of `tasks`, which all had `outcome`. */
@@ -153,16 +126,36 @@ export class TaskNotifier {
     tasks: readonly ITask[],
     replacing: string | null
   ): string {
-    const last = tasks[tasks.length - 1];
+    const options = this._options(
+      tasks[tasks.length - 1],
+      tasks.length,
+      tasks.length === 1
+        ? 'Show the cell that started this task'
+        : 'Show the cell that started the last of these tasks'
+    );
+    const message = describeGroup(outcome, tasks);
+    return this._raise(
+      message,
+      KINDS[outcome],
+      CLOSE[outcome],
+      options,
+      replacing
+    );
+  }
+
+  /** A notification's "Show" action (to `last`'s cell) and the data the tests read. */
+  private _options(
+    last: ITask,
+    count: number,
+    caption: string,
+    extra: Record<string, string> = {}
+  ) {
     const where = this._cells.get(last);
-    const options = {
+    return {
       actions: [
         {
           label: 'Show',
-          caption:
-            tasks.length === 1
-              ? 'Show the cell that started this task'
-              : 'Show the cell that started the last of these tasks',
+          caption,
           callback: () => {
             if (where) {
               void this._locator.reveal(where.kernelId, where.cellId);
@@ -174,12 +167,20 @@ export class TaskNotifier {
         kernelId: where?.kernelId ?? '',
         key: last.key,
         status: last.status,
-        count: tasks.length
+        count,
+        ...extra
       }
     };
-    const message = describeGroup(outcome, tasks);
-    const kind = KINDS[outcome];
-    const autoClose = CLOSE[outcome];
+  }
+
+  /** Update the notification `replacing` if it is still there, else raise a new one; its id. */
+  private _raise(
+    message: string,
+    kind: Notification.TypeOptions,
+    autoClose: number | false,
+    options: ReturnType<TaskNotifier['_options']>,
+    replacing: string | null
+  ): string {
     if (
       replacing !== null &&
       Notification.update({
