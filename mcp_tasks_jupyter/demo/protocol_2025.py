@@ -110,7 +110,7 @@ def first_text(result: dict[str, Any]) -> str | None:
     return None
 
 
-class _CallContext:
+class CallContext:
     """The :class:`~.tools.ToolContext` of one tool call, inline (``task`` None) or as a task."""
 
     def __init__(self, session: Session2025, task: TaskRecord | None, progress_token: Any) -> None:
@@ -475,7 +475,7 @@ class Session2025:
         arguments, progress_token = self._arguments(tool, params)
 
         if task_params is None:
-            return await tool.body(arguments, _CallContext(self, None, progress_token))
+            return await tool.body(arguments, CallContext(self, None, progress_token))
 
         task = self.store.create(
             tool_name=tool.name,
@@ -486,7 +486,7 @@ class Session2025:
         )
         if self.config.status_notifications:
             task.listeners.append(self._task_changed)
-        self.store.start(task, self._run_task(tool, arguments, _CallContext(self, task, progress_token), task))
+        self.store.start(task, self._run_task(tool, arguments, CallContext(self, task, progress_token), task))
         return {
             "task": task_to_wire(task),
             "_meta": {
@@ -494,7 +494,7 @@ class Session2025:
             },
         }
 
-    async def _run_task(self, tool: Tool, arguments: dict[str, Any], ctx: _CallContext, task: TaskRecord) -> None:
+    async def _run_task(self, tool: Tool, arguments: dict[str, Any], ctx: CallContext, task: TaskRecord) -> None:
         """The background body of a task: run the tool, record the outcome (2025-11-25 rules)."""
         try:
             result = await tool.body(arguments, ctx)

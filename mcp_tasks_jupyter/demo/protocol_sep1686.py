@@ -51,7 +51,7 @@ from .jsonrpc import (
     is_valid_id,
     make_notification,
 )
-from .protocol_2025 import Session2025, _CallContext, first_text
+from .protocol_2025 import CallContext, Session2025, first_text
 from .task_store import TaskIdTaken, TaskRecord
 from .tools import Tool
 
@@ -151,7 +151,7 @@ class Session1686(Session2025):
         marker = task_marker(params)
         if marker is None or not tool.allows_task:
             arguments, progress_token = self._arguments(tool, params)
-            return await tool.body(arguments, _CallContext(self, None, progress_token))
+            return await tool.body(arguments, CallContext(self, None, progress_token))
         task_id, keep_alive = self._check_marker(marker)
         arguments, progress_token = self._arguments(tool, params)
         kept = self.config.clamp_ttl(keep_alive)
@@ -177,7 +177,7 @@ class Session1686(Session2025):
             make_notification("notifications/tasks/created", {"_meta": self.related(task.task_id)}),
             task_id=task.task_id,
         )
-        self.store.start(task, self._run_task(tool, arguments, _CallContext(self, task, progress_token), task))
+        self.store.start(task, self._run_task(tool, arguments, CallContext(self, task, progress_token), task))
         try:
             await task.done.wait()
         finally:
@@ -203,7 +203,7 @@ class Session1686(Session2025):
             raise RpcError(INVALID_PARAMS, f"_meta.{TASK_META}.keepAlive must be a non-negative number or null")
         return task_id, keep_alive
 
-    async def _run_task(self, tool: Tool, arguments: dict[str, Any], ctx: _CallContext, task: TaskRecord) -> None:
+    async def _run_task(self, tool: Tool, arguments: dict[str, Any], ctx: CallContext, task: TaskRecord) -> None:
         """The background body of a task (the draft's rules: a tool error is still ``completed``)."""
         self.store.update(task, status="working", message=f"{tool.name} working")
         try:

@@ -93,20 +93,20 @@ class Sep1686Dialect(TaskDialect):
         draft = _Draft(call, handle=handle)
         self._drafts[task_id] = draft
         if handle is not None:
-            handle.task_id = task_id  # a question can name the task before its creation is confirmed
+            handle.named(task_id)  # a question can name the task before its creation is confirmed
         try:
             created = await self._race(task_id, draft)
         except BaseException:
             self._drafts.pop(task_id, None)
             if handle is not None:
-                handle.task_id = None
+                handle.named(None)
             if not call.done():
                 call.cancel()
             raise
         if created is None:  # the answer won: the server ran it as an ordinary call
             self._drafts.pop(task_id, None)
             if handle is not None:
-                handle.task_id = None
+                handle.named(None)
             return self.tool_result(call.result(), "tools/call")
         call.add_done_callback(lambda c: self._answered(task_id, c))
         return created

@@ -73,7 +73,7 @@ MAX_ERROR_CHARS = 2000
 #: Statuses after which a task never changes.
 FINISHED = tuple(sorted(FINISHED_STATUSES))
 #: Columns an update leaves as they are when given None.
-_KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result", "finished_at", "questions", "error")
+_KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result", "finished_at", "questions", "error", "out_var")
 _COLUMNS = (
     "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
     "status_message, result, transport, protocol, dialect, server_software, server_version, started_at, "
@@ -284,9 +284,11 @@ class TaskIndex:
         finished_at: float | None = None,
         questions: list[dict[str, Any]] | None = None,
         error: str | None = None,
+        out_var: str | None = None,
     ) -> None:
         """The task's latest state (and its raw result once fetched, its finish time, its questions, its
-        error); None leaves the id, times, result, questions and error as they are. The questions' values
+        error, the ``-o`` variable); None leaves the id, times, result, questions, error and variable as
+        they are. The questions' values
         of secret-looking keys are redacted. Never waits long on a running loop (see the module docstring)."""
         self._writes.submit(
             row,
@@ -300,14 +302,11 @@ class TaskIndex:
                 "finished_at": finished_at,
                 "questions": canonical_json(redact_arguments(questions)) if questions else None,
                 "error": error,
+                "out_var": out_var,
                 "updated_at": time.time(),
             },
             keep=_KEPT_WHEN_NONE,
         )
-
-    def set_out(self, row: int, var: str | None) -> None:
-        """The variable (``-o VAR``) that receives the task's result."""
-        self._writes.submit(row, sets={"out_var": var, "updated_at": time.time()})
 
     def mark(self, row: int, status: str, message: str) -> None:
         """End a record without its task (``lost``, ``expired``), saying why in plain words."""
@@ -420,7 +419,7 @@ class Recorder:
     def __call__(self, handle: TaskHandle) -> None:
         done = handle.done()
         asked = len(handle.questions)
-        state = (handle.task_id, handle.status, handle.status_message, handle.ttl_ms, done, asked)
+        state = (handle.task_id, handle.status, handle.status_message, handle.ttl_ms, done, asked, handle.out_var)
         if state == self._last:
             return
         self._last = state
@@ -455,6 +454,7 @@ class Recorder:
             finished_at=finished,
             questions=list(handle.questions) if asked else None,
             error=failure,
+            out_var=handle.out_var,
         )
 
 

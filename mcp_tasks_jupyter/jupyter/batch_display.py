@@ -11,13 +11,13 @@ import html
 from typing import Any
 
 from ..running.batch import Batch
-from .display import _shell
+from .display import current_shell
 
 
 def show_batch(batch: Batch) -> None:
     """Display ``batch`` below the current cell: the live :class:`~.widgets.BatchWidget` and a static
     summary. Outside IPython it prints the summary line instead."""
-    shell = _shell()
+    shell = current_shell()
     if shell is None:
         print(summary_line(batch))
         return

@@ -199,7 +199,7 @@ def _json(value: Any) -> str:
 def install(shell: Any, runtime: Any) -> None:
     """Add the matcher to ``shell``'s completer (once)."""
     completer = getattr(shell, "Completer", None)
-    if completer is None or any(getattr(m, "_mtj", False) for m in completer.custom_matchers):
+    if completer is None or any(_ours(m) for m in completer.custom_matchers):
         return
     from IPython.core.completer import SimpleCompletion, context_matcher
 
@@ -222,14 +222,18 @@ def install(shell: Any, runtime: Any) -> None:
         }
 
     marked = context_matcher(identifier=IDENTIFIER, priority=100)(matcher)  # the v2 matcher API
-    marked._mtj = True
     completer.custom_matchers.append(marked)
 
 
 def uninstall(shell: Any) -> None:
     completer = getattr(shell, "Completer", None)
     if completer is not None:
-        completer.custom_matchers[:] = [m for m in completer.custom_matchers if not getattr(m, "_mtj", False)]
+        completer.custom_matchers[:] = [m for m in completer.custom_matchers if not _ours(m)]
+
+
+def _ours(matcher: Any) -> bool:
+    """Whether ``matcher`` is the one ``install`` added (IPython's matchers carry their identifier)."""
+    return getattr(matcher, "matcher_identifier", None) == IDENTIFIER
 
 
 __all__ = ["Completer", "install", "uninstall"]

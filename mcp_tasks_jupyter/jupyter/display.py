@@ -37,7 +37,7 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
 
     Outside IPython it prints the one-line summary instead.
     """
-    shell = _shell()
+    shell = current_shell()
     if shell is None:
         print(summary_line(handle) if handle.done() else task_text(handle))
         return
@@ -68,7 +68,7 @@ def show_board(
 
     Outside IPython it prints one line per task that passes the filters.
     """
-    if _shell() is None:
+    if current_shell() is None:
         for handle in handles:
             if (server is None or handle.server == server) and (status is None or handle.status == status):
                 print(summary_line(handle))
@@ -215,7 +215,8 @@ def _update_when_done(shell: Any, handle: TaskHandle, bundle_of: Any, output: An
     unsubscribe = handle.on_change(on_change)
 
 
-def _shell() -> Any:
+def current_shell() -> Any:
+    """The running IPython shell (None outside IPython)."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython is a dependency

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import linecache
 import re
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -131,20 +132,22 @@ class InterruptHandler:
         return []
 
 
+#: The handler installed in each shell (weakly: a shell that goes away takes its entry with it).
+_installed: weakref.WeakKeyDictionary[Any, InterruptHandler] = weakref.WeakKeyDictionary()
+
+
 def install(shell: Any) -> None:
     """Let interrupted cells that wait for tasks end with one line (once per shell)."""
-    if isinstance(getattr(shell, "_mtj_interrupts", None), InterruptHandler):
+    if shell in _installed:
         return
-    handler = InterruptHandler(shell)
-    shell._mtj_interrupts = handler
+    handler = _installed[shell] = InterruptHandler(shell)
     shell.set_custom_exc(handler.TYPES + handler.previous_types, handler)
 
 
 def uninstall(shell: Any) -> None:
     """Give IPython back its own handling of interrupts."""
-    handler = getattr(shell, "_mtj_interrupts", None)
-    if isinstance(handler, InterruptHandler):
-        del shell._mtj_interrupts
+    handler = _installed.pop(shell, None)
+    if handler is not None:
         if handler.previous is not None:
             shell.CustomTB, shell.custom_exceptions = handler.previous, handler.previous_types
         else:

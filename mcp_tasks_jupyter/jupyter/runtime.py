@@ -262,9 +262,7 @@ class Runtime:
     ) -> TaskHandle:
         handle = await client.start_task(tool, arguments, ttl=ttl, answers=answers, cache=cache)
         if out is not None:
-            handle.out_var = out
-            if client.index is not None and handle.index_row is not None:
-                client.index.set_out(handle.index_row, out)
+            handle.output_to(out)  # the task's index record hears it as a change
         return self.track(handle)
 
     def resume(self, server: str | None = None) -> list[TaskHandle]:
@@ -425,7 +423,9 @@ class Runtime:
             for connection in connections:
                 await self._retire(connection, "the runtime was closed")
 
-    def _close_at_exit(self) -> None:
+    def close_at_exit(self) -> None:
+        """At interpreter exit, on a loop no longer running: close the connections (bounded wait)
+        and kill any stdio server still alive."""
         loop = self._loop
         if loop is None or loop.is_closed() or loop.is_running():
             return
@@ -455,7 +455,7 @@ async def _delete_tasks(client: Client, task_ids: list[str]) -> None:
 
 def _process_of(client: Client) -> Any:
     """The asyncio subprocess of a stdio connection (None for HTTP)."""
-    return getattr(client.transport, "_proc", None)
+    return getattr(client.transport, "process", None)
 
 
 _runtime: Runtime | None = None
@@ -487,7 +487,7 @@ def _install_exit_hook() -> None:
 
 def _close_runtime_at_exit() -> None:
     if _runtime is not None:
-        _runtime._close_at_exit()
+        _runtime.close_at_exit()
 
 
 __all__ = ["EXIT_TIMEOUT_S", "Connection", "Runtime", "get_runtime"]

@@ -26,7 +26,6 @@ import asyncio
 import collections
 import itertools
 import logging
-import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -47,13 +46,12 @@ from ..errors import (
 )
 from ..index.task_index import Recorder, ServerIdentity, TaskIndex, notebook_path
 from ..protocol import modern
-from ..protocol.task_state import INPUT_REQUIRED, TERMINAL, WORKING, TaskState
+from ..protocol.task_state import INPUT_REQUIRED, TERMINAL, TaskState
 from ..protocol.types import Tool
 from ..redact import scrub_data
 from ..session.session import HandlerError, Session
 from ..tasks.handle import HandleControls, TaskHandle
 from ..tasks.results import ToolResult
-from ..tasks.status import QUEUED
 
 if TYPE_CHECKING:
     from ..dialects.base import TaskDialect
@@ -128,6 +126,7 @@ class TaskLifecycle:
         runs_as_task: bool,
         controls: HandleControls | None = None,
         token: str | None = None,
+        queued: bool = False,
     ) -> TaskHandle:
         handle = TaskHandle(
             self.server,
@@ -137,6 +136,7 @@ class TaskLifecycle:
             progress_token=token or new_progress_token(),
             controls=controls or self._controls,
             generation=self.session.generation,
+            queued=queued,
         )
         self._made.add(handle)
         return handle
@@ -158,15 +158,11 @@ class TaskLifecycle:
         ``queued`` until ``start(..., handle=it)`` sends it; ``cancel`` is what its ``cancel()`` does."""
         as_task = self.dialect.runs_as_task(spec) and not self.dialect.server_decides
         controls = HandleControls(cancel, self._controls.reconnecting)
-        handle = self._new_handle(spec.name, args, runs_as_task=as_task, controls=controls)
-        handle.status = QUEUED
-        return handle
+        return self._new_handle(spec.name, args, runs_as_task=as_task, controls=controls, queued=True)
 
     def sending(self, handle: TaskHandle) -> None:
         """A queued handle is about to be sent: from now on it is ``working`` (its clock starts)."""
-        if handle.status == QUEUED and not handle.done():
-            handle.status, handle.started, handle.generation = WORKING, time.time(), self.session.generation
-            handle._changed()
+        handle.sent(self.session.generation, as_task=handle.runs_as_task, answers=handle.answers)
 
     async def start(
         self,
@@ -184,12 +180,9 @@ class TaskLifecycle:
         # Where the server decides, the handle is an ordinary call until the answer says "task".
         if handle is None:
             handle = self._new_handle(spec.name, args, runs_as_task=as_task and not decides)
-        else:
-            self.sending(handle)
-            handle.runs_as_task = as_task and not decides
+        handle.sent(self.session.generation, as_task=as_task and not decides, answers=answers)
         token = handle.progress_token
-        handle.answers = dict(answers) if answers else None
-        self.session.add_progress_listener(token, handle._on_progress)
+        self.session.add_progress_listener(token, handle.progress_reported)
         if not as_task:
             self.calls.add(handle)
             self._run(
@@ -216,10 +209,10 @@ class TaskLifecycle:
             self._creating -= 1
         if isinstance(created, ToolResult):  # the server ran it inline
             self.calls.add(handle)
-            handle.runs_as_task = False
+            handle.ran_inline()
             self.finish(handle, created)
             return
-        handle._apply(created)
+        handle.apply(created)
         self._track(created.task_id, handle)
         self._run(handle, self._poll(handle))
 
@@ -272,11 +265,9 @@ class TaskLifecycle:
         if isinstance(outcome, ToolResult):
             self.finish(handle, outcome)
             return
-        handle.runs_as_task = True
-        handle._apply(outcome)
         self.calls.discard(handle)
         self._track(outcome.task_id, handle)
-        handle._changed()
+        handle.became_task(outcome)
         await self._poll(handle)
 
     async def plain_call(
@@ -341,7 +332,7 @@ class TaskLifecycle:
         if existing is not None:
             return existing
         handle = self._new_handle(tool, None, runs_as_task=True)
-        handle.task_id = task_id
+        handle.named(task_id)
         self.tasks[task_id] = handle
         self._run(handle, self._poll(handle, poll_now=True))
         return handle
@@ -358,12 +349,7 @@ class TaskLifecycle:
         except ValueError:
             return None
         handle = self._new_handle(tool, args, runs_as_task=False)
-        handle.cached = True
-        handle.cached_from = record.id
-        handle.created_at = record.created_at
-        handle.status_message = "cached result of an earlier identical call"
-        handle._settle(result)
-        handle._changed()
+        handle.from_cache(result, record.id, record.created_at)
         return handle
 
     def resume(self, target: str, notebook: str | None, *, stdio: bool) -> list[TaskHandle]:
@@ -381,10 +367,7 @@ class TaskLifecycle:
             known = record.task_id in self.tasks
             handle = self.attach(record.task_id, tool=record.tool)
             if not known:
-                handle.arguments = record.arguments
-                handle.resumed = True
-                handle.out_var = record.out_var
-                handle.index_row = record.id
+                handle.resumed_from(record.id, record.arguments, record.out_var)
                 self._follow(handle, Recorder(self.index, record.id))
             handles.append(handle)
         return handles
@@ -409,7 +392,7 @@ class TaskLifecycle:
         )
         if row is None:
             return
-        handle.index_row = row
+        handle.recorded(row)
         self._follow(handle, Recorder(self.index, row))
 
     @staticmethod
@@ -460,7 +443,7 @@ class TaskLifecycle:
                     assert handle.task_id is not None
                     last_poll = loop.time()
                     seen = handle.status, handle.status_message
-                    handle._apply(await dialect.get(handle.task_id))
+                    handle.apply(await dialect.get(handle.task_id))
                     if (handle.status, handle.status_message) != seen:
                         self._pushed.pop(handle, None)  # a change no push brought: the channel fell silent
                     failures = 0
@@ -540,7 +523,7 @@ class TaskLifecycle:
         handle = self.tasks.get(task_id) or self.dialect.creating(task_id)
         if handle is None:
             return
-        handle._apply(state)
+        handle.apply(state)
         if self.dialect.push_live(handle):
             # Its changes come by push: polls become a safety net, counted from this news.
             self._pushed[handle] = asyncio.get_running_loop().time()
@@ -566,7 +549,7 @@ class TaskLifecycle:
         """A log notification, of ``handle``'s task or (None) of the connection."""
         params = scrub_data(params)  # the server may echo a secret it was given
         if handle is not None:
-            handle._log(params)
+            handle.logged(params)
         else:
             self.logs.append(params)
 
@@ -602,7 +585,7 @@ class TaskLifecycle:
     def connection_changed(self) -> None:
         """Reconnecting started or ended: every unfinished task's view says so."""
         for handle in list(self.tasks.values()):
-            handle._changed()
+            handle.changed()
 
     def connection_lost(self) -> None:
         """Pollers notice on their next request; wake them so nobody waits a whole poll interval."""
@@ -615,17 +598,16 @@ class TaskLifecycle:
         self, handle: TaskHandle, result: ToolResult | None = None, error: BaseException | None = None
     ) -> None:
         """End ``handle`` with its result or error (once), then release it."""
-        if handle._settle(result, error):
+        if handle.settle(result, error):
             self.release(handle)
-            handle._changed()
+            handle.changed()
 
     def release(self, handle: TaskHandle) -> None:
         """The handle is finished: drop every reference the connection kept for it."""
         self.session.remove_progress_listener(handle.progress_token)
-        for request_id in list(handle.pending_input):
+        for request_id in handle.open_questions_dropped():
             # A finished task's question is stale: the server hears so instead of an answer.
             self.session.refuse_serving(request_id, ended_reason(handle.task_id, handle.status))
-        handle.pending_input.clear()
         if handle.task_id is not None:
             self.tasks.pop(handle.task_id, None)
             self._ended[handle.task_id] = handle.status
@@ -652,7 +634,7 @@ class TaskLifecycle:
             except MCPError:
                 state = None  # the poller will see it
         if state is not None:
-            handle._apply(state)
+            handle.apply(state)
         self.wake(handle)  # the poller ends a task the answer made terminal, now
 
     def withdraw(self, handle: TaskHandle) -> None:

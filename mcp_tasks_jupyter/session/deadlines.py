@@ -42,7 +42,8 @@ class Deadline:
             return False
         return self._task.uncancel() <= self._cancelling
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """The time is up: cancel the owner (``timed_out`` then tells it so)."""
         self.expired = True
         self.running = False
         if self._task is not None:
@@ -88,7 +89,7 @@ class Deadlines:
         while heap and heap[0][0] <= now:
             deadline = heapq.heappop(heap)[2]
             if deadline.running:
-                deadline._expire()
+                deadline.expire()
         self._arm(loop)
 
     def close(self) -> None:

@@ -57,6 +57,11 @@ class StdioTransport(Transport):
         self._exit_error: ServerExited | None = None
 
     @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The server's process (None before ``start``)."""
+        return self._proc
+
+    @property
     def stderr_tail(self) -> str:
         return "\n".join(self._stderr)
 

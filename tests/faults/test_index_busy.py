@@ -45,7 +45,7 @@ async def test_writes_on_the_loop_return_while_another_process_holds_the_lock(tm
         new = index.add(DEMO, "slow_compute", {"n": 2}, task_id="t2", notebook="a.ipynb")
         assert new is not None  # its id is final although the insert waits
         index.update(new, task_id=None, status="failed", status_message="boom")
-        index.set_out(new, "out")
+        index.update(new, task_id=None, status="failed", status_message="boom", out_var="out")
         # Every call above returned while the lock is held: the holder lets go only when told, below.
         assert holder.holding
         assert index.pending() == 2

@@ -369,9 +369,9 @@ async def _feed(raw: list[bytes]) -> None:
     session = Session(MemoryTransport(), name="random-server", request_timeout=5)
     client = Client(session, Core2025Dialect(session), elicitation_handler=None, sampling_handler=None)
     handle = client.lifecycle._new_handle("job", {}, runs_as_task=True, token=TOKEN)
-    handle.task_id = "t1"
+    handle.named("t1")
     client.tasks["t1"] = handle
-    session.add_progress_listener(TOKEN, handle._on_progress)
+    session.add_progress_listener(TOKEN, handle.progress_reported)
     pending = [
         asyncio.ensure_future(session.request("tasks/get", {"taskId": "t1"}, timeout=None)) for _ in range(4)
     ]

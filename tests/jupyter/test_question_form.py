@@ -26,6 +26,7 @@ from mcp_tasks_jupyter.jupyter.widgets import TaskWidget, bind, registry
 from mcp_tasks_jupyter.jupyter.widgets.question_form import QuestionWidget, check_answer, form_spec
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.protocol.jsonrpc import Notification, Request
+from mcp_tasks_jupyter.protocol.task_state import TaskState
 from mcp_tasks_jupyter.views import render
 from tests.support import demo_stdio_argv, eventually
 from tests.support.paths import REPO_ROOT
@@ -171,9 +172,10 @@ async def test_the_form_has_the_fields_of_the_demo_question(nb):
     assert nb.shown == []  # it was on show already: nothing else displayed
     # the board and the saved summary say that the task waits for input
     assert "input" in board_row(0, task)["message"]
-    said, task.status_message = task.status_message, None  # a server that says nothing itself
+    said = task.status_message
+    task.apply(TaskState(task.task_id, task.status, None, ttl_ms=task.ttl_ms))  # a server that says nothing itself
     assert board_row(0, task)["message"] == f"waiting for input: {form['message']}"
-    task.status_message = said
+    task.apply(TaskState(task.task_id, task.status, said, ttl_ms=task.ttl_ms))
     assert f"waiting for input: {render._esc(form['message'])}" in render.task_html(task)
     await task.cancel()
 

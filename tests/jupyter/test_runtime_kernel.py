@@ -233,7 +233,7 @@ def test_exit_hook_closes_everything_on_the_stopped_loop() -> None:
 
         pid = loop.run_until_complete(asyncio.wait_for(setup(), WAIT))
         began = time.monotonic()
-        runtime._close_at_exit()  # what atexit runs once the kernel's loop has stopped
+        runtime.close_at_exit()  # what atexit runs once the kernel's loop has stopped
         assert time.monotonic() - began < EXIT_TIMEOUT_S + 1
         assert wait_gone(pid, 5) and not runtime.clients
     finally:

@@ -196,7 +196,7 @@ async def test_500_changes_over_two_seconds_are_coalesced_and_the_last_one_is_ex
     updates = count_updates(widget)
     start = time.monotonic()
     for i in range(1, 501):
-        task._on_progress({"progress": i, "total": 500, "message": f"p{i}"})  # as notifications arrive
+        task.progress_reported({"progress": i, "total": 500, "message": f"p{i}"})  # as notifications arrive
         await asyncio.sleep(0.004)
     await asyncio.sleep(2 * UPDATE_INTERVAL)
     took = time.monotonic() - start
@@ -216,7 +216,7 @@ async def test_a_burst_in_one_tick_is_one_message(demo, count_updates):
     await asyncio.sleep(2 * UPDATE_INTERVAL)
     before = len(updates)
     for i in range(1000):
-        task._on_progress({"progress": i, "total": 1000})
+        task.progress_reported({"progress": i, "total": 1000})
     await asyncio.sleep(2 * UPDATE_INTERVAL)
     assert len(updates) == before + 1 and widget.progress == [999.0, 1000.0, None]
     await task.cancel()
