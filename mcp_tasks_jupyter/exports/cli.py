@@ -3,12 +3,16 @@
 The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-jupyter/tasks.sqlite3``;
 ``--index PATH`` overrides both)::
 
-    mcp-tasks list [--status S] [--server NAME] [--notebook PATH] [--json]
+    mcp-tasks list [--status S] [--server NAME] [--notebook PATH] [--user NAME] [--json]
     mcp-tasks show ID [--json]
     mcp-tasks result ID [--json] [--timeout S] [--header NAME=VALUE ...]
     mcp-tasks cancel ID [--timeout S] [--header NAME=VALUE ...]
-    mcp-tasks export PATH [--status S] [--server NAME] [--notebook PATH]
+    mcp-tasks export PATH [--status S] [--server NAME] [--notebook PATH] [--user NAME]
     mcp-tasks clear [--finished]
+
+``status`` is each task's outcome: a tool error reads ``error`` (``declined`` when one of its questions
+was declined), never ``completed``; ``show`` also gives the server's own last status. ``list`` shows
+everyone's tasks with who started them (``user@host``); ``--user NAME`` only one person's.
 
 ID is a record's number (the first column of ``list``) or a task id, or an unambiguous beginning of
 either. ``result`` prints the stored result; when the record has none and its server is reached over
@@ -22,7 +26,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
+import socket
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -44,7 +50,7 @@ PROG = "mcp-tasks"
 DEFAULT_TIMEOUT_S = 60.0
 #: Control characters a server's text must not bring to a terminal (escape sequences), kept: tab, newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-LIST_COLUMNS = ("id", "server", "tool", "status", "started", "task id", "notebook")
+LIST_COLUMNS = ("id", "server", "tool", "status", "started", "task id", "notebook", "by")
 
 
 class CommandError(Exception):
@@ -72,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
             "--server", metavar="NAME", help="only tasks of this connection name (or URL/command)"
         )
         command.add_argument("--notebook", metavar="PATH", help="only tasks started from this notebook")
+        command.add_argument("--user", metavar="NAME", help="only tasks this user started (default: everyone's)")
 
     def remote(command: argparse.ArgumentParser) -> None:
         command.add_argument(
@@ -144,6 +151,7 @@ def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
             _when(r.started_at or r.recorded_at),
             r.task_id or "-",
             r.notebook or "-",
+            _starter(r),
         ]
         for r in records
     ]
@@ -200,7 +208,7 @@ def _cancel(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
 
 
 def _export(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
-    wanted = {k: getattr(args, k) for k in ("status", "server", "notebook") if getattr(args, k)}
+    wanted = {k: getattr(args, k) for k in ("status", "server", "notebook", "user") if getattr(args, k)}
     count = export(wanted, args.path, index=index)
     print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {plain(args.path)}", file=out)
     return 0
@@ -247,10 +255,7 @@ def _attached(record: TaskRecord, args: argparse.Namespace) -> tuple[Connecting,
     if record.task_id is None:
         raise CommandError(f"task {_name(record)} ran as an ordinary call: there is no task to reach")
     if not record.target.startswith(("http://", "https://")):
-        raise CommandError(
-            f"task {_name(record)} ran on a stdio server ({plain(record.target)}), which ended with its "
-            "kernel: its result was not stored and cannot be fetched"
-        )
+        raise CommandError(_stdio_reach(record))
     headers = {}
     for item in args.header:
         name, eq, value = item.partition("=")
@@ -311,11 +316,46 @@ def _record_end(index: TaskIndex, record: TaskRecord, handle: TaskHandle) -> Non
 
 
 def _filtered(index: TaskIndex, args: argparse.Namespace) -> list[TaskRecord]:
-    return matching(index.records(), status=args.status, server=args.server, notebook=args.notebook)
+    return matching(
+        index.records(), status=args.status, server=args.server, notebook=args.notebook, user=args.user
+    )
 
 
 def _any_filter(args: argparse.Namespace) -> bool:
-    return bool(args.status or args.server or args.notebook)
+    return bool(args.status or args.server or args.notebook or args.user)
+
+
+def _stdio_reach(record: TaskRecord) -> str:
+    """Why a task of a stdio server cannot be reached from here, from what the record knows: its
+    server is a child of the kernel that started it, which may still run (then the task goes on there)."""
+    where = f"task {_name(record)} runs on a stdio server ({plain(record.target)}), a process of the kernel"
+    if record.pid is not None and record.hostname == socket.gethostname() and _alive(record.pid):
+        state = "waits for input" if record.status == "input_required" else f"is {record.status}"
+        notebook = f" ({plain(record.notebook)})" if record.notebook else ""
+        return (
+            f"{where} that started it (process {record.pid}{notebook}), which is still running: the task "
+            f"{state} there; answer or collect it in that notebook (its result is recorded when it ends)"
+        )
+    if record.pid is not None and record.hostname != socket.gethostname():
+        return f"{where} on {plain(record.hostname)}: only that machine's kernel can reach it"
+    return f"{where}, which has ended: its result was not stored and cannot be fetched"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def _starter(record: TaskRecord) -> str:
+    """Who started the task, as ``user@host`` (``-`` for records made before it was kept)."""
+    if record.username is None and record.hostname is None:
+        return "-"
+    return f"{record.username or '?'}@{record.hostname or '?'}"
 
 
 def _name(record: TaskRecord) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..tasks.status import shown_status
 from ..views.labels import arguments_label
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def task_row(handle: TaskHandle) -> dict[str, Any]:
         "server": handle.server,
         "tool": handle.tool,
         "label": arguments_label(handle.arguments),
-        "status": handle.status,
+        "status": shown_status(handle),
         "started": handle.started,
         "finished": handle.finished,
         "duration": handle.elapsed if handle.finished is not None else None,

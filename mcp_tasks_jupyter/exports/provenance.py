@@ -5,9 +5,11 @@ One row per task (:func:`provenance_row`, the columns in :data:`COLUMNS`): the s
 dialect), the tool, its arguments (values of secret-looking keys redacted, as the index keeps them),
 every question the server asked and how it was answered (``source``: answers / handler / person / no
 handler, ``action``, ``content``: the values given), the server's created time and this client's start
-and finish times (ISO 8601, UTC), the final status, its message and the error, the result's SHA-256 and
-size (of its canonical JSON: sorted keys, no spaces, UTF-8, as the index stores it), and the notebook
-it came from. A cached handle exports the record whose result it reused, with ``cached`` true.
+and finish times (ISO 8601, UTC), the outcome (``status``: a tool error is ``error``, a declined
+question that ended the task ``declined``, never ``completed``) beside the server's own last status
+(``server_status``), its message and the error, the result's SHA-256 and size (of its canonical JSON:
+sorted keys, no spaces, UTF-8, as the index stores it), the notebook it came from, and who started it
+(``username``, ``hostname``). A cached handle exports the record whose result it reused, with ``cached`` true.
 
 ``export(what, path)``: ``what`` is handles (or records), or a filter (``{"status": ..., "server":
 ..., "notebook": ..., "tool": ...}``, None for every record). ``.csv`` writes CSV (lists and mappings
@@ -34,6 +36,7 @@ from ..index.task_index import (
     notebook_path,
 )
 from ..redact import redact_arguments, safe_url, scrub_data
+from ..tasks.status import shown_status
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle
@@ -57,6 +60,7 @@ COLUMNS = (
     "finished_at",
     "duration_s",
     "status",
+    "server_status",
     "status_message",
     "error",
     "cached",
@@ -64,9 +68,11 @@ COLUMNS = (
     "result_bytes",
     "notebook",
     "out_var",
+    "username",
+    "hostname",
 )
 #: The keys a filter may hold.
-FILTER_KEYS = ("status", "server", "notebook", "tool")
+FILTER_KEYS = ("status", "server", "notebook", "tool", "user")
 
 Selection = Mapping[str, str | None] | Iterable["TaskHandle | TaskRecord"] | None
 
@@ -91,8 +97,10 @@ def matching(
     server: str | None = None,
     notebook: str | None = None,
     tool: str | None = None,
+    user: str | None = None,
 ) -> list[TaskRecord]:
-    """The records that match every filter given (``server``: the connection name or the target)."""
+    """The records that match every filter given (``server``: the connection name or the target;
+    ``user``: who started the task)."""
     return [
         r
         for r in records
@@ -100,6 +108,7 @@ def matching(
         and (server is None or server in (r.server_name, r.target))
         and (notebook is None or r.notebook == notebook or (r.notebook or "").endswith("/" + notebook))
         and (tool is None or r.tool == tool)
+        and (user is None or r.username == user)
     ]
 
 
@@ -129,6 +138,7 @@ def provenance_row(record: TaskRecord, *, cached: bool = False) -> dict[str, Any
         "finished_at": iso(record.finished_at),
         "duration_s": duration,
         "status": record.status,
+        "server_status": record.server_status,
         "status_message": record.status_message,
         "error": record.error,
         "cached": cached,
@@ -136,6 +146,8 @@ def provenance_row(record: TaskRecord, *, cached: bool = False) -> dict[str, Any
         "result_bytes": size,
         "notebook": record.notebook,
         "out_var": record.out_var,
+        "username": record.username,
+        "hostname": record.hostname,
     }
     return dict(scrub_data(row))  # a secret registered in this process never leaves it
 
@@ -162,7 +174,8 @@ def handle_row(handle: TaskHandle) -> dict[str, Any]:
         started_at=iso(handle.started),
         finished_at=iso(handle.finished),
         duration_s=round(handle.elapsed, 3) if handle.finished is not None else None,
-        status=handle.status,
+        status=shown_status(handle),
+        server_status=handle.status,
         status_message=handle.status_message,
         error=error,
         cached=handle.cached,

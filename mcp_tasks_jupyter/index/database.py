@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..tasks.status import DECLINED, TOOL_ERROR
 from . import journal as index_journal
 
 log = logging.getLogger(__name__)
@@ -14,8 +16,11 @@ log = logging.getLogger(__name__)
 #: 1: the first schema. 2: ``args_key`` is an HMAC under the installation key (index_key.py); the plain
 #: SHA-256 digests of version 1 are blanked, so those rows no longer match the cache. 3: provenance
 #: (the server's software and version, start and finish times, the questions and their answers, the
-#: error): added as empty columns to older rows.
-SCHEMA_VERSION = 3
+#: error): added as empty columns to older rows. 4: ``status`` is the task's outcome as this client
+#: saw it (a tool error is ``error``, or ``declined`` when a question was declined, never ``completed``;
+#: see ``tasks/status.py``) and ``server_status`` the server's own last word; who started the task
+#: (``username``, ``hostname``, ``pid``). Older rows are re-derived from their stored result.
+SCHEMA_VERSION = 4
 
 #: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
 ADDED_IN_3 = (
@@ -25,6 +30,13 @@ ADDED_IN_3 = (
     ("finished_at", "REAL"),
     ("questions", "TEXT"),
     ("error", "TEXT"),
+)
+#: The columns version 4 added.
+ADDED_IN_4 = (
+    ("server_status", "TEXT"),
+    ("username", "TEXT"),
+    ("hostname", "TEXT"),
+    ("pid", "INTEGER"),
 )
 
 SCHEMA = """
@@ -53,7 +65,11 @@ CREATE TABLE IF NOT EXISTS tasks (
     started_at REAL,
     finished_at REAL,
     questions TEXT,
-    error TEXT
+    error TEXT,
+    server_status TEXT,
+    username TEXT,
+    hostname TEXT,
+    pid INTEGER
 );
 CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);
 CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);
@@ -155,12 +171,41 @@ def migrate(db: sqlite3.Connection) -> None:
             if version < 2:
                 db.execute("UPDATE tasks SET args_key = '' WHERE args_key != ''")
             present = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
-            for column, kind in ADDED_IN_3:
+            for column, kind in (*ADDED_IN_3, *ADDED_IN_4):
                 if column not in present:
                     db.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
+            if version < 4:
+                outcomes_from_results(db)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     finally:
         db.execute("PRAGMA secure_delete = OFF")
+
+
+def outcomes_from_results(db: sqlite3.Connection) -> None:
+    """Version 4: keep each row's status as the server's (``server_status``), and give a finished row
+    whose stored result is a tool error (``isError``) its outcome: ``declined`` when one of its questions
+    was declined or dismissed, else ``error`` (a version 3 index recorded those as ``completed``)."""
+    db.execute("UPDATE tasks SET server_status = status WHERE server_status IS NULL")
+    rows = db.execute(
+        "SELECT id, result, questions FROM tasks WHERE status IN ('completed', 'failed') AND result IS NOT NULL"
+    ).fetchall()
+    for row, result, questions in rows:
+        outcome = outcome_of_stored(result, questions)
+        if outcome is not None:
+            db.execute("UPDATE tasks SET status = ? WHERE id = ?", (outcome, row))
+
+
+def outcome_of_stored(result: str, questions: str | None) -> str | None:
+    """The outcome a stored result (JSON) shows: ``error``/``declined`` for a tool error, else None."""
+    try:
+        raw = json.loads(result)
+        asked = json.loads(questions) if questions else []
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or raw.get("isError") is not True:
+        return None
+    actions = {q.get("action") for q in asked if isinstance(q, dict)} if isinstance(asked, list) else set()
+    return DECLINED if actions & {"decline", "cancel"} else TOOL_ERROR
 
 
 class transaction:

@@ -43,12 +43,14 @@ makes earlier results stop matching.
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import hmac
 import json
 import logging
 import os
 import secrets
+import socket
 import sqlite3
 import time
 import weakref
@@ -57,10 +59,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..redact import redact_arguments
-from ..tasks.status import FINISHED as FINISHED_STATUSES
+from ..tasks.status import FINISHED as FINISHED_STATUSES, shown_status
 from . import key as index_key
 from .database import SCHEMA_VERSION, IndexDatabase, transaction
-from .writes import WriteQueue, read_timeout_ms
+from .writes import WriteQueue, flush_kept_for, read_timeout_ms
 
 if TYPE_CHECKING:
     from ..errors import TaskLost
@@ -77,7 +79,7 @@ _KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result", "finished_at", "
 _COLUMNS = (
     "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
     "status_message, result, transport, protocol, dialect, server_software, server_version, started_at, "
-    "finished_at, questions, error, recorded_at, updated_at"
+    "finished_at, questions, error, recorded_at, updated_at, server_status, username, hostname, pid"
 )
 
 
@@ -126,6 +128,12 @@ class TaskRecord:
     error: str | None = None
     recorded_at: float | None = None
     updated_at: float | None = None
+    #: The server's own last status (``status`` is the outcome: a tool error is ``error``, not ``completed``).
+    server_status: str | None = None
+    #: Who started the task: the user, the host and the process (a kernel) that recorded it.
+    username: str | None = None
+    hostname: str | None = None
+    pid: int | None = None
 
 
 def default_path() -> Path:
@@ -153,6 +161,26 @@ def arguments_key(arguments: dict[str, Any] | None, key: bytes) -> str:
     """What the result cache matches a call's arguments on: an HMAC-SHA256 of the full (unredacted)
     canonical arguments under the installation ``key`` (:attr:`TaskIndex.key`)."""
     return hmac.new(key, canonical_json(arguments or {}).encode(), hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class Starter:
+    """Who starts the tasks this process records: the user, the host and this process."""
+
+    username: str | None
+    hostname: str | None
+    pid: int
+
+    @classmethod
+    def here(cls) -> Starter:
+        try:
+            username: str | None = getpass.getuser()
+        except (KeyError, OSError):  # no name for this uid (a bare container)
+            username = None
+        return cls(username, socket.gethostname() or None, os.getpid())
+
+
+_STARTER = Starter.here()
 
 
 def notebook_path() -> str | None:
@@ -212,7 +240,7 @@ class TaskIndex:
         return [_record(r) for r in rows]
 
     def _rows(self, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
-        self._writes.flush_unless_due()
+        flush_kept_for(self.path)
         try:
             return self._query(self._database.connection(read_timeout_ms()), sql, params)
         except (sqlite3.Error, OSError) as exc:
@@ -263,8 +291,12 @@ class TaskIndex:
             "created_at": created_at,
             "ttl_ms": ttl_ms,
             "status": status,
+            "server_status": status,
             "status_message": status_message,
             "result": None,
+            "username": _STARTER.username,
+            "hostname": _STARTER.hostname,
+            "pid": _STARTER.pid,
             "recorded_at": now,
             "updated_at": now,
             "started_at": started_at if started_at is not None else now,
@@ -278,6 +310,7 @@ class TaskIndex:
         task_id: str | None,
         status: str,
         status_message: str | None,
+        server_status: str | None = None,
         created_at: str | None = None,
         ttl_ms: int | None = None,
         result: dict[str, Any] | None = None,
@@ -295,6 +328,7 @@ class TaskIndex:
             sets={
                 "task_id": task_id,
                 "status": status,
+                "server_status": server_status or status,
                 "status_message": status_message,
                 "created_at": created_at,
                 "ttl_ms": ttl_ms,
@@ -393,6 +427,10 @@ def _record(r: tuple[Any, ...]) -> TaskRecord:
         error=r[21],
         recorded_at=r[22],
         updated_at=r[23],
+        server_status=r[24],
+        username=r[25],
+        hostname=r[26],
+        pid=r[27],
     )
 
 
@@ -424,29 +462,33 @@ class Recorder:
             return
         self._last = state
         status, message, result, failure, finished = handle.status, handle.status_message, None, None, None
+        server_status = status
         if done:
             error = handle.exception()
             finished = handle.finished
             if error is None:
                 outcome = handle.result()
                 result = outcome.raw
+                status = shown_status(handle)  # a tool error is recorded as one, never as completed
                 if outcome.is_error:
                     failure = f"tool error: {outcome.text[:MAX_ERROR_CHARS]}".rstrip(": ")
             elif _connection_lost(error) and handle.task_id is not None:
                 # Only this side let go (a closed or broken connection, a kernel exit): the task
                 # may still run there, so the record stays unfinished for ``resume`` to ask.
-                status = self._server_status
+                status = server_status = self._server_status
                 message = f"this client lost the connection ({error.detail}); resume to ask the server"
                 finished = None
             else:
                 status, message = ended_status(handle, error)
                 failure = f"{type(error).__name__}: {message or ''}".rstrip(": ")
+                server_status = self._server_status
         else:
             self._server_status = status
         self.index.update(
             self.row,
             task_id=handle.task_id,
             status=status,
+            server_status=server_status,
             status_message=message,
             created_at=handle.created_at,
             ttl_ms=handle.ttl_ms,

@@ -30,6 +30,7 @@ import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .database import IndexDatabase, is_busy, transaction
@@ -65,6 +66,15 @@ def _write_kept() -> None:
             queue.flush(BLOCKING_BUSY_TIMEOUT_MS)
         except Exception:  # never fail the interpreter's exit
             log.exception("the task index %s: writing what was kept at exit failed", queue.database.path)
+
+
+def flush_kept_for(path: Path) -> None:
+    """Write what every index of this process on the file ``path`` keeps for its batch, so that a
+    read through one of them (an export, ``mtj.to_dataframe``) sees what another one's tasks already
+    did (the runtime's client and ``default_index()`` are two objects on one file)."""
+    for queue in list(_queues):
+        if queue.database.path == path:
+            queue.flush_unless_due()
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:

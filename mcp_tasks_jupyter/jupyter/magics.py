@@ -602,13 +602,21 @@ def bind_when_done(namespace: dict[str, Any], name: str, handle: TaskHandle) -> 
     bind(handle)
 
 
+#: What a command as shown may keep expanded: it names the interpreter the server ran with, so that the
+#: record can be run again; any other ``$var``/``{expr}`` stays as written (it may hold a token).
+_RERUNNABLE = "{sys.executable}"
+
+
 def _as_written(line: str, target: str | list[str]) -> str:
-    """The target as the user wrote it, before ``$var``/``{expr}`` expansion (tokens stay hidden)."""
+    """The target as shown and recorded: as the user wrote it, before ``$var``/``{expr}`` expansion
+    (tokens stay hidden), except that ``{sys.executable}`` in a command is the interpreter it ran."""
     try:
         written = parse_connect_line(line).target
     except ArgumentError:
         written = None
     chosen = written if written else target
+    if isinstance(chosen, list) and isinstance(target, list) and len(chosen) == len(target):
+        chosen = [ran if word == _RERUNNABLE else word for word, ran in zip(chosen, target, strict=True)]
     if isinstance(chosen, str):
         return chosen
     return " ".join(shlex.quote(w) if not w or any(c.isspace() for c in w) else w for w in chosen)

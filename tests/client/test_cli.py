@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -67,12 +68,17 @@ async def _record_tasks(url: str) -> dict[str, str]:
 def test_list_show_result_cancel_export_clear(tmp_path: Path) -> None:
     with start_demo_http("--poll-interval", "100") as url:
         ids = asyncio.run(_record_tasks(url))
-        TaskIndex(default_path()).add(
-            ServerIdentity("gone", "python -m gone", "stdio"), "echo", {}, task_id="st-1"
+        gone = TaskIndex(default_path())
+        gone.add(ServerIdentity("gone", "python -m gone", "stdio"), "echo", {}, task_id="st-1")
+        gone.close()
+        ended = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
         )
+        with sqlite3.connect(default_path()) as db:  # the kernel that started it has ended
+            db.execute("UPDATE tasks SET pid = ? WHERE task_id = 'st-1'", (int(ended.stdout),))
 
         listed = cli("list").stdout.splitlines()
-        assert listed[0].split() == ["id", "server", "tool", "status", "started", "task", "id", "notebook"]
+        assert listed[0].split() == ["id", "server", "tool", "status", "started", "task", "id", "notebook", "by"]
         assert len(listed) == 6 and any(ids["later"] in line and " working " in line for line in listed)
         rows = [json.loads(line) for line in cli("list", "--json", "--status", "completed").stdout.splitlines()]
         assert [r["task_id"] for r in rows] == [ids["done"]] and rows[0]["result_sha256"]
@@ -97,7 +103,7 @@ def test_list_show_result_cancel_export_clear(tmp_path: Path) -> None:
     errors = {
         ("show", "no-such-task"): "no task 'no-such-task'",
         ("result", ids["failing"]): "ended failed without a result: TaskFailed",
-        ("result", "st-1"): "ran on a stdio server (python -m gone), which ended with its kernel",
+        ("result", "st-1"): "runs on a stdio server (python -m gone), a process of the kernel, which has ended",
         ("cancel", ids["done"]): "has already ended (completed)",
     }
     for args, expected in errors.items():

@@ -46,7 +46,7 @@ def test_schema_and_database_settings(tmp_path: Path) -> None:
         "result",
     } <= columns
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     record = index.get(row)
     assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == (
         "slow_compute",
