@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,22 +20,11 @@ from mcp_tasks_jupyter.exports.cli import _stdio_reach
 from mcp_tasks_jupyter.index.database import SCHEMA
 from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, TaskIndex, default_path
 from mcp_tasks_jupyter.jupyter.magics import _as_written
+from tests.client.test_cli import cli
 from tests.support import demo_stdio_argv
-from tests.support.processes import python_env
 
 pytestmark = pytest.mark.anyio
 WAIT = 20.0
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_tasks_jupyter", *args],
-        capture_output=True,
-        text=True,
-        env=python_env(),
-        timeout=90,
-        check=False,
-    )
 
 
 async def test_a_tool_error_is_recorded_as_an_error_and_an_export_after_await_is_complete(tmp_path: Path) -> None:
