@@ -39,11 +39,11 @@ lab: setup
 	$(BIN)/jupyter trust notebooks/*.ipynb >/dev/null
 	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
 
-# The gate, before every merge (CI runs it first): lint, format, types, then the unit band (no kernel,
-# browser or peer; `pytest -m kernel|peers|browser` runs the others). The unit tests mostly wait on
-# servers, so 6 workers beat 2 on two cores (about 52 s against 90 s; one process: over 3 minutes).
-# Bytecode is written even where the environment turns it off: compiled once, the test modules and
-# the demo server's modules are reused by every worker and every server start (half their start-up).
+# The gate, before every merge (CI runs it first): lint, format, types, the TypeScript checks, then
+# the unit band: tests that touch no socket, process or kernel (a guard in tests/conftest.py fails one
+# that does; `pytest -m loopback|servers|kernel|peers|browser` runs the others). Its time on these
+# 2-core machines is in CONTRIBUTING.md. Bytecode is written even where the environment turns it off:
+# compiled once, the test modules are reused by every worker.
 check: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

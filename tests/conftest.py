@@ -14,15 +14,24 @@ Bands (markers, applied here so that no test can forget its own; run one with ``
 ``servers``
     Starts a server process of ours: the demo server (over stdio or HTTP) or the scripted stdio fault
     server, by a module's launchers or the ``connect_demo`` fixture.
+``loopback``
+    Opens a socket (a scripted server in the test's own loop, an OAuth listener) or runs a process of
+    its own (a pipe, a subprocess) without starting one of the servers above: marked by hand
+    (``pytest.mark.loopback``, on the module or the test). Fast, but it waits on the network stack.
 ``unit``
-    Everything else: no kernel, no browser, no peer, no server process (a scripted server in the test's
-    own event loop, on a loopback socket, is fine). ``make check`` runs this band.
+    Everything else: no kernel, no browser, no peer, no server, no socket, no process. ``make check``
+    runs this band, and a guard fails a unit test that binds or connects a socket or starts a process
+    (mark it ``loopback``), so the band keeps meaning what it says.
 """
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,6 +81,49 @@ def _own_task_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("MTJ_TOKENS", str(tmp_path_factory.mktemp("tokens")))  # never the user's sign-ins
 
 
+#: Socket families a unit test may not bind or connect (a socketpair, as the event loop makes, is fine).
+_NETWORK_FAMILIES = (socket.AF_INET, socket.AF_INET6, socket.AF_UNIX)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_touch_no_socket_or_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In the unit band, binding or connecting a socket, or starting a process, fails the test at once
+    with what to do (the band's meaning is kept by the code, not by memory)."""
+    if request.node.get_closest_marker("unit") is None or any(
+        request.node.get_closest_marker(band) for band in ("loopback", "servers", "kernel", "peers", "browser")
+    ):
+        yield
+        return
+    where = request.node.nodeid
+    connect, bind, popen = socket.socket.connect, socket.socket.bind, subprocess.Popen.__init__
+
+    def refuse(what: str) -> AssertionError:
+        return AssertionError(f"{where} is a unit test but {what}: mark it pytest.mark.loopback")
+
+    def guarded_connect(sock: socket.socket, *args: Any) -> Any:
+        if sock.family in _NETWORK_FAMILIES:
+            raise refuse("connects a socket")
+        return connect(sock, *args)
+
+    def guarded_bind(sock: socket.socket, *args: Any) -> Any:
+        if sock.family in _NETWORK_FAMILIES:
+            raise refuse("binds a socket")
+        return bind(sock, *args)
+
+    def guarded_popen(*_args: Any, **_kwargs: Any) -> None:
+        raise refuse("starts a process")
+
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
+    socket.socket.bind = guarded_bind  # type: ignore[method-assign]
+    subprocess.Popen.__init__ = guarded_popen  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        socket.socket.connect = connect  # type: ignore[method-assign]
+        socket.socket.bind = bind  # type: ignore[method-assign]
+        subprocess.Popen.__init__ = popen  # type: ignore[method-assign]
+
+
 def _origin(value: object) -> str:
     """The module a global of a test module comes from ("" when it tells none)."""
     if isinstance(value, types.ModuleType):
@@ -108,6 +160,8 @@ def _band_markers(item: pytest.Item) -> list[str]:
     bands = (["kernel"] if kernel else []) + (["peers"] if peers else [])
     if not bands and servers:
         bands = ["servers"]
+    if not bands and item.get_closest_marker("loopback") is not None:
+        bands = ["loopback"]
     return bands or ["unit"]
 
 

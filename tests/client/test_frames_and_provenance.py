@@ -94,6 +94,7 @@ async def test_one_row_per_task(connect_demo):
     assert frame["summary"][0] and frame["task_id"].tolist() == [h.task_id for h in [*handles, running]]
 
 
+@pytest.mark.loopback
 def test_pandas_is_imported_only_when_asked_for_and_its_absence_is_explained() -> None:
     script = (
         "import sys\n"

@@ -9,7 +9,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 # Answers initialize (and server/discover with method-not-found, as a legacy server does, so the client's
 # probe does not wait), then on tools/call sends the request named by the tool to the client (ids 1000,

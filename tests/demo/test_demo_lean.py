@@ -10,6 +10,8 @@ import pytest
 
 from tests.support.processes import python_env
 
+pytestmark = pytest.mark.loopback
+
 #: Start the demo's command line with some modules made unimportable (as if not installed), then
 #: report which heavy modules it loaded.
 PROBE = """

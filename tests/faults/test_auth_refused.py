@@ -13,7 +13,7 @@ import mcp_tasks_jupyter as mtj
 
 from .server import FaultHTTPServer, Raw, http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 TOKEN = "s3cr3t-t0ken-value"
 METADATA = "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp"

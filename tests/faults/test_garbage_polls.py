@@ -13,7 +13,7 @@ import mcp_tasks_jupyter as mtj
 
 from .server import Raw, http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 GARBAGE = {
     "html": lambda m: Raw(200, b"<html><body>Please log in</body></html>", "text/html"),

@@ -13,7 +13,7 @@ from mcp_tasks_jupyter.transport.http_answers import MAX_JSON_BYTES
 from .http_bytes_server import bytes_server, http_transport
 from .server import Raw, http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 MiB = 1024 * 1024
 

@@ -18,7 +18,7 @@ from mcp_tasks_jupyter.transport.sse import MAX_EVENT_BYTES
 from .http_bytes_server import bytes_server, http_transport
 from .server import Raw, http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 TRICKY = "line\u2028separator\u2029paragraph\u0085next-line é €𝄞"
 SSE = {"Content-Type": "text/event-stream"}

@@ -81,6 +81,7 @@ print(installation_key(sys.argv[1]).hex())
 """
 
 
+@pytest.mark.loopback
 def test_processes_racing_to_make_the_key_agree_on_one(tmp_path: Path) -> None:
     path = tmp_path / "tasks.sqlite3.key"
     racers = [

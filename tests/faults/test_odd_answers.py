@@ -12,7 +12,7 @@ from mcp_tasks_jupyter.dialects import base
 
 from .server import http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 
 async def until(predicate, timeout: float = 10.0, step: float = 0.02) -> None:

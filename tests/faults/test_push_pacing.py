@@ -15,7 +15,7 @@ from mcp_tasks_jupyter.running import lifecycle
 from .server import Brain, http_fault_server
 from .test_fault_classes import until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 INTERVAL_MS = 100  # the least a client takes (protocol.bounds)
 PHASE_S = 3.0

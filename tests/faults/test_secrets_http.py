@@ -17,7 +17,7 @@ import mcp_tasks_jupyter as mtj
 from .secrets_support import assert_hidden, new_secret, shown
 from .server import Error, Raw, closed_port, http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 
 def _token_forms(token: str) -> list[str]:

@@ -117,6 +117,7 @@ def test_a_secret_filter_for_other_handlers():
     assert redact.SecretFilter().filter(record) and record.getMessage() == "key ***"
 
 
+@pytest.mark.loopback
 @pytest.mark.anyio
 @pytest.mark.timeout(30)
 async def test_the_runtime_and_servers_table_show_no_userinfo_or_header_value():

@@ -14,7 +14,7 @@ from mcp_tasks_jupyter.protocol import bounds, jsonrpc
 
 from .server import Brain, Raw, http_fault_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 WORKING = {"taskId": "t1", "status": "working", "ttl": 60_000, "pollInterval": 100}
 

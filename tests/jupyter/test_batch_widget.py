@@ -16,7 +16,7 @@ from tests.support import eventually
 from .conftest import HOSTILE, WAIT
 from .test_widgets import click_cancel
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 
 async def test_one_widget_follows_the_whole_batch_with_coalesced_updates(demo, count_updates):

@@ -26,6 +26,7 @@ def test_each_widget_loads_its_built_bundle(widget, name):
     assert re.search(r"export\s*\{[^}]*\bas default\b", str(widget._esm))  # an ESM module, as anywidget loads
 
 
+@pytest.mark.loopback
 @pytest.mark.timeout(60)
 def test_a_missing_bundle_is_a_message_not_an_import_error(tmp_path, monkeypatch):
     monkeypatch.setattr(front_end, "STATIC", tmp_path)

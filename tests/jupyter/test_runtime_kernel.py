@@ -12,7 +12,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.errors import UsageError
-from mcp_tasks_jupyter.jupyter.runtime import EXIT_TIMEOUT_S, Runtime
+from mcp_tasks_jupyter.jupyter.runtime import Runtime
 from tests.jupyter.kernel_harness import (
     DEMO_COMMAND,
     Kernel,
@@ -93,13 +93,17 @@ def test_fifty_tasks_at_once(tmp_path: Path) -> None:
         start(kernel)
         created = kernel.run(
             "hs = []\nfor i in range(50):\n"
-            "    h = %mcp_task demo:slow_compute seconds=2 steps=4 label=t{i}\n"
+            "    h = %mcp_task demo:slow_compute seconds=6 steps=4 label=t{i}\n"
             "    hs.append(h)"
         )
-        quick = kernel.run("1 + 1")
-        assert quick.elapsed < 1.0, f"a trivial cell took {quick.elapsed:.2f} s beside 50 tasks"
-        assert kernel.value("(len(hs), len({h.task_id for h in hs}), sum(h.done() for h in hs))")[:2] == (50, 50)
-        assert created.elapsed < 15, f"creating 50 tasks took {created.elapsed:.1f} s"
+        assert created.reply["status"] == "ok"
+        # a cell is answered while the tasks run (how fast is benchmarks/kernel_latency.py's question)
+        assert kernel.run("1 + 1").reply["status"] == "ok"
+        assert kernel.value("(len(hs), len({h.task_id for h in hs}), sum(h.done() for h in hs) < 50)") == (
+            50,
+            50,
+            True,
+        )
         kernel.run("rs = await asyncio.wait_for(asyncio.gather(*hs), 30)", timeout=35)
         labels = kernel.value("[r.structured['label'] for r in rs]")
         assert labels == [f"t{i}" for i in range(50)]
@@ -130,13 +134,12 @@ def test_shutdown_and_restart_close_connections_and_leave_tasks_on_the_server(tm
             task_id = kernel.value("hw.task_id")
             stdio_pid = kernel.value(STDIO_PID.format(name="local"))
             old_kernel = kernel.pid
+            old_process = kernel.manager.provisioner.process
             try:
-                began = time.monotonic()
                 kernel.manager.restart_kernel(now=False)
-                restart_s = time.monotonic() - began
                 assert wait_gone(old_kernel, 5), "the old kernel is still running"
-                # shutdown_wait_time is 5 s: slower would mean the kernel had to be killed
-                assert restart_s < 4.5, f"the kernel took {restart_s:.1f} s to shut down"
+                # it ended on its own (a kernel that had to be killed ends with SIGKILL: -9)
+                assert old_process.wait(5) == 0, f"the kernel was stopped with {old_process.returncode}"
                 assert wait_gone(stdio_pid, 5), "the stdio server outlived its kernel"
             finally:
                 kill_if_alive(stdio_pid)
@@ -232,9 +235,7 @@ def test_exit_hook_closes_everything_on_the_stopped_loop() -> None:
             return client.transport.describe()["pid"]
 
         pid = loop.run_until_complete(asyncio.wait_for(setup(), WAIT))
-        began = time.monotonic()
-        runtime.close_at_exit()  # what atexit runs once the kernel's loop has stopped
-        assert time.monotonic() - began < EXIT_TIMEOUT_S + 1
+        runtime.close_at_exit()  # what atexit runs once the kernel's loop has stopped (bounded: EXIT_TIMEOUT_S)
         assert wait_gone(pid, 5) and not runtime.clients
     finally:
         loop.close()

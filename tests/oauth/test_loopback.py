@@ -8,7 +8,7 @@ import pytest
 from mcp_tasks_jupyter.errors import SignInFailed
 from mcp_tasks_jupyter.oauth.loopback import RedirectListener
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import mcp_tasks_jupyter as mtj
 
 from .fault_server import free_port, serve_faults
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 
 async def test_unreachable_url_names_the_url():

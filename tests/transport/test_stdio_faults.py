@@ -9,7 +9,7 @@ import pytest
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.transport import StdioTransport, stdio
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 
 # A minimal line-based server: answers initialize (server/discover with method-not-found, as a legacy
 # server does, so the client's probe does not wait), then behaves as MODE says.
