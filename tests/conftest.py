@@ -156,6 +156,7 @@ def _band_markers(item: pytest.Item) -> list[str]:
     servers = servers or bool(SERVER_FIXTURES & set(getattr(item, "fixturenames", ())))
     if path.suffix == ".ipynb":
         kernel = True  # an nbval cell: the notebook runs in a kernel
+    kernel = kernel or item.get_closest_marker("kernel") is not None  # marked by hand (tests/test_wheel.py)
     peers = peers or any(path.is_relative_to(d) for d in PEER_DIRS) or item.get_closest_marker("peers") is not None
     bands = (["kernel"] if kernel else []) + (["peers"] if peers else [])
     if not bands and servers:
