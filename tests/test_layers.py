@@ -285,11 +285,7 @@ TABLE_START = "<!-- the layer table: tests/test_layers.py reads it -->"
 #: Imports from a layer to one below it... the other way round: a lower layer's function that imports a
 #: higher one when it is called. Each is a value drawing itself with the views (IPython calls these hooks),
 #: never a dependency of the lower layer's logic. A pair may leave this list, never join it lightly.
-LATE_IMPORTS: dict[tuple[str, str], str] = {
-    (f"{PACKAGE}.tasks.handle", f"{PACKAGE}.views.render"): "TaskHandle.__repr__ and _repr_mimebundle_ draw it",
-    (f"{PACKAGE}.tasks.results", f"{PACKAGE}.views.render"): "ToolResult.__repr__ and _repr_html_ draw it",
-    (f"{PACKAGE}.tasks.results", f"{PACKAGE}.exports.frames"): "ToolResult.to_dataframe, pandas only then",
-}
+LATE_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Tasks and results as pandas DataFrames. pandas is optional (the ``pandas`` extra): it is imported
 only when a frame is asked for, and its absence is a clear error saying how to install it.
 
-``result_frame(result)`` (``ToolResult.to_dataframe()``): the structured content as a table, when it
+``result_frame(result)`` (``ToolResult.to_dataframe()``, kept in ``tasks/result_frame.py``): the structured
+content as a table, when it
 is a list of records (mappings) or a mapping holding exactly one such list (``{"rows": [...], "total":
 3}``); anything else is a ``UsageError`` saying what the content is.
 
@@ -13,12 +14,11 @@ field holding a plain value (text, number, boolean, null; ``result.NAME`` where 
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..tasks.result_frame import pandas, result_frame
 from ..tasks.status import shown_status
 from ..views.labels import arguments_label
 
@@ -42,44 +42,6 @@ TASK_COLUMNS = (
 )
 #: Characters of a result summary.
 SUMMARY_CHARS = 120
-INSTALL_HINT = "pip install 'mcp-tasks-jupyter[pandas]'"
-
-
-def pandas() -> Any:
-    """The pandas module, or ImportError saying how to install it."""
-    try:
-        return importlib.import_module("pandas")
-    except ImportError as exc:
-        raise ImportError(f"DataFrames need pandas, which is not installed: {INSTALL_HINT} ({exc})") from None
-
-
-def records_of(structured: Any) -> list[Mapping[str, Any]]:
-    """The list of records in structured content, or UsageError saying why there is none."""
-    rows: Any = structured
-    if isinstance(structured, Mapping):
-        lists = [(k, v) for k, v in structured.items() if _is_records(v)]
-        if len(lists) != 1:
-            keys = ", ".join(repr(k) for k, _ in lists)
-            raise UsageError(
-                "to_dataframe: the structured content is a mapping "
-                + (f"with several lists of records ({keys}): pick one" if lists else "holding no list of records")
-                + f" (keys: {_keys(structured)})"
-            )
-        rows = lists[0][1]
-    if not _is_records(rows):
-        raise UsageError(
-            f"to_dataframe: the structured content is {_what(rows)}, not a list of records (mappings)"
-        )
-    return list(rows)
-
-
-def result_frame(result: ToolResult) -> Any:
-    """``result``'s structured content as a DataFrame (see the module docstring)."""
-    if result.structured is None:
-        raise UsageError(
-            "to_dataframe: this result has no structured content (only content blocks); its text is result.text"
-        )
-    return pandas().DataFrame.from_records(records_of(result.structured))
 
 
 def task_row(handle: TaskHandle) -> dict[str, Any]:
@@ -151,31 +113,14 @@ def result_summary(result: ToolResult) -> str | None:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
-def _is_records(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
-
-
 def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
-
-
-def _keys(mapping: Mapping[Any, Any]) -> str:
-    keys = [repr(k) for k in list(mapping)[:10]]
-    return ", ".join(keys) + (", …" if len(mapping) > 10 else "") if keys else "none"
-
-
-def _what(value: Any) -> str:
-    if isinstance(value, list):
-        kinds = sorted({type(item).__name__ for item in value if not isinstance(item, Mapping)})
-        return f"a list holding {', '.join(kinds)}"
-    return f"a {type(value).__name__}"
 
 
 __all__ = [
     "TASK_COLUMNS",
     "arguments_label",
     "pandas",
-    "records_of",
     "result_frame",
     "result_summary",
     "task_row",

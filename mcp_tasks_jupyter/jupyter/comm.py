@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -183,12 +184,21 @@ class TasksChannel:
         self.sent[data["type"]] = self.sent.get(data["type"], 0) + 1
 
 
+#: The channel each runtime serves (one per kernel; weakly, so a runtime dropped takes it along).
+_served: weakref.WeakKeyDictionary[Runtime, TasksChannel] = weakref.WeakKeyDictionary()
+
+
+def served(runtime: Runtime) -> TasksChannel | None:
+    """The tasks channel ``runtime`` serves, once ``install`` ran (``%load_ext``)."""
+    return _served.get(runtime)
+
+
 def install(shell: Any, runtime: Runtime) -> TasksChannel | None:
     """Serve the tasks channel in ``shell``'s kernel (None outside a kernel, e.g. plain IPython)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
-    existing = runtime.tasks_channel
+    existing = _served.get(runtime)
     if existing is not None:
         return existing
     from comm import create_comm, get_comm_manager
@@ -196,7 +206,7 @@ def install(shell: Any, runtime: Runtime) -> TasksChannel | None:
     channel = TasksChannel(runtime, lambda: _cell_id(kernel))
     get_comm_manager().register_target(TARGET, channel.opened_by_frontend)
     channel.open(create_comm(target_name=TARGET, data=channel.snapshot()))
-    runtime.tasks_channel = channel
+    _served[runtime] = channel
     return channel
 
 
@@ -210,4 +220,4 @@ def _cell_id(kernel: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) else None
 
 
-__all__ = ["TARGET", "UPDATE_INTERVAL_S", "TasksChannel", "install", "task_entry"]
+__all__ = ["TARGET", "UPDATE_INTERVAL_S", "TasksChannel", "install", "served", "task_entry"]

@@ -20,7 +20,7 @@ import logging
 import shlex
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..client import Client, connect as open_connection
 from ..errors import TaskLost, TaskNotFound, UsageError
@@ -31,9 +31,6 @@ from ..redact import register_all, safe_url, scrub, scrub_values
 from ..tasks.handle import TaskHandle
 from .magic_args import NAME_RE
 from .sign_in import notebook_hook, wants_oauth
-
-if TYPE_CHECKING:
-    from .comm import TasksChannel
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +81,6 @@ class Runtime:
         self._index_chosen = False
         #: Called with every handle the runtime starts tracking (the extension's channel listens).
         self.on_track: list[Callable[[TaskHandle], None]] = []
-        #: The JupyterLab extension's channel, once served (``comm.install``).
-        self.tasks_channel: TasksChannel | None = None
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -463,18 +458,11 @@ _exit_hook_installed = False
 
 
 def get_runtime() -> Runtime:
-    """The process-wide runtime (created on first use; in a kernel it also serves the JupyterLab
-    extension's tasks channel, see ``comm.py``)."""
+    """The process-wide runtime (created on first use). ``%load_ext mcp_tasks_jupyter`` also serves the
+    JupyterLab extension's tasks channel for it (``extension.py``, ``comm.py``)."""
     global _runtime
     if _runtime is None:
         _runtime = Runtime()
-        from IPython import get_ipython
-
-        from .comm import install
-
-        shell = get_ipython()
-        if shell is not None:
-            install(shell, _runtime)
     return _runtime
 
 

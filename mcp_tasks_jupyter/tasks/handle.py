@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import TaskCancelled, TaskExpired, TaskLost, TaskNotFound
 from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKING, TaskState
 from ..redact import scrub, scrub_data, scrub_optional
+from .renderers import RENDERERS, bundle, text_of_task
 from .results import ToolResult
 from .status import EXPIRED, LOST, QUEUED
 
@@ -271,16 +272,12 @@ class TaskHandle:
 
     def __repr__(self) -> str:
         """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see render.py)."""
-        from ..views.render import task_text
-
-        return task_text(self)
+        return text_of_task(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A snapshot for notebooks: stable text and a self-contained HTML box. For a live view
         use ``mcp_tasks_jupyter.jupyter.display.show_task``."""
-        from ..views.render import task_html, task_text
-
-        return {"text/plain": task_text(self), "text/html": task_html(self)}
+        return bundle(text_of_task(self), RENDERERS.task_html, self)
 
     # -- what happens to the task (the lifecycle, the dialects, the runtime) ---------------------
     # Each method records one event; those a view shows tell the observers (``on_change``).

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.types import ContentBlock, TextContent, parse_content
+from .renderers import RENDERERS, bundle, text_of_result
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +45,14 @@ class ToolResult:
         """The structured content as a pandas DataFrame: a list of records, or a mapping holding exactly
         one such list (a UsageError says what the content is otherwise). Needs pandas
         (``pip install 'mcp-tasks-jupyter[pandas]'``)."""
-        from ..exports.frames import result_frame
+        from .result_frame import result_frame
 
         return result_frame(self)
 
     def __repr__(self) -> str:
         """Stable text: ``ToolResult(text='…', structured={…}, is_error=False)`` (see render.py)."""
-        from ..views.render import result_text
-
-        return result_text(self)
+        return text_of_result(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """Stable text and a self-contained HTML preview, for notebooks (no IPython needed)."""
-        from ..views.render import result_html, result_text
-
-        return {"text/plain": result_text(self), "text/html": result_html(self)}
+        return bundle(text_of_result(self), RENDERERS.result_html, self)

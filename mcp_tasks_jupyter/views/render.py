@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MCPError, TaskError, TaskFailed
 from ..protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+from ..tasks import renderers
 from ..tasks.status import in_words, shown_status
 from .markdown import markdown_tree, tree_html
 
@@ -948,3 +949,7 @@ _FIELD_COST = max(len('<span style="margin-right:1em"><b></b>: </span>'), 10) + 
 _HEAD_CELL_COST = max(len(f'<th style="{_CELL}"></th>'), 4)  # plus the label; JSON: quotes and ", "
 _CELL_COST = max(len(f'<td style="{_CELL}"></td>'), 4)
 _ROW_COST = max(len("<tr></tr>"), 4)
+
+
+# The handle's and the result's repr and notebook display draw with these (tasks/ never imports views/).
+renderers.install(task_text=task_text, task_html=task_html, result_text=result_text, result_html=result_html)
