@@ -107,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="send no notifications/tasks/status (2025-11-25): clients see changes only by polling",
     )
+    parser.add_argument(
+        "--listen-for",
+        type=int,
+        default=None,
+        metavar="MS",
+        help="end each subscriptions/listen gracefully (with its result) after MS ms (default: never)",
+    )
     auth = parser.add_argument_group("OAuth (with --http)")
     auth.add_argument(
         "--auth",
@@ -197,6 +204,7 @@ def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], D
             tasks_page_size=args.tasks_page_size,
             dialect=args.dialect,
             status_notifications=args.status_notifications,
+            listen_for_ms=args.listen_for,
         )
     except ValueError as exc:
         parser.error(str(exc))

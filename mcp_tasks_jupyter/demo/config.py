@@ -32,6 +32,9 @@ class DemoConfig:
     tasks_page_size: int = 50
     dialect: str = "auto"
     status_notifications: bool = True
+    #: Each ``subscriptions/listen`` ends gracefully (answered with its result) after this long (None:
+    #: only when the server shuts down), as a server that rotates long-lived streams does.
+    listen_for_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.poll_interval_ms < self.MIN_POLL_INTERVAL_MS:
@@ -42,6 +45,8 @@ class DemoConfig:
             raise ValueError("default ttl must be > 0 ms")
         if self.tools_page_size < 1 or self.tasks_page_size < 1:
             raise ValueError("page sizes must be >= 1")
+        if self.listen_for_ms is not None and self.listen_for_ms <= 0:
+            raise ValueError("listen-for must be > 0 ms")
         if self.dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}")
 

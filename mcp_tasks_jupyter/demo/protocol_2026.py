@@ -481,7 +481,11 @@ class Stateless2026:
         try:
             if self.extension is not None and "taskIds" in honoured:
                 self.extension.snapshot(honoured["taskIds"], send)
-            await self._closing.wait()
+            ends = self.config.listen_for_ms
+            try:
+                await asyncio.wait_for(self._closing.wait(), ends / 1000 if ends is not None else None)
+            except TimeoutError:
+                pass  # its time is up: the listen request is answered, its stream ends gracefully
         finally:
             if stop is not None:
                 stop()

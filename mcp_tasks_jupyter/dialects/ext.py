@@ -336,9 +336,10 @@ class ExtDialect(TaskDialect):
         """Hold one ``subscriptions/listen`` open for ``task_ids`` until it is renewed or ended."""
         loop = asyncio.get_running_loop()
         began = loop.time()
+        graceful = False
         try:
             await self.session.request(modern.SUBSCRIPTIONS_LISTEN, wire.listen_params(task_ids), timeout=None)
-            self.listen_supported = True  # the server ended it (it is shutting down)
+            self.listen_supported = graceful = True  # the server ended it with its result: a graceful close
         except MCPError as exc:
             if (isinstance(exc, ProtocolError) and exc.code in _NO_LISTEN) or (
                 isinstance(exc, HTTPStatusError) and 400 <= exc.status_code < 500
@@ -348,11 +349,15 @@ class ExtDialect(TaskDialect):
         # Ended, not renewed (a renewal cancels the old one): no pushes until another subscription.
         if self.subscription is asyncio.current_task():
             self.subscription, self.subscribed = None, frozenset()
-            self.events.pushes_changed()
+            self.events.pushes_changed()  # meanwhile each task is polled at its own interval
+            lasted = loop.time() - began
+            if graceful and lasted >= FIRST_LISTEN_RETRY_S:
+                # A server that rotates its streams: open the next one for the live tasks at once.
+                self._retry_s = FIRST_LISTEN_RETRY_S
+                self._follow_later()
+                return
             self._retry_s = (
-                FIRST_LISTEN_RETRY_S
-                if loop.time() - began >= LISTEN_HEALTHY_S
-                else min(MAX_LISTEN_RETRY_S, self._retry_s * 2)
+                FIRST_LISTEN_RETRY_S if lasted >= LISTEN_HEALTHY_S else min(MAX_LISTEN_RETRY_S, self._retry_s * 2)
             )
             self._follow_later(self._retry_s)
 

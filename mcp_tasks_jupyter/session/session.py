@@ -23,6 +23,7 @@ from ..errors import (
     MCPError,
     ProtocolError,
     RequestTimeout,
+    ServerExited,
     ServerUnreachable,
     SessionExpired,
 )
@@ -56,6 +57,12 @@ RECONNECT_MAX_DELAY_S = 10.0
 RECONNECT_PROBE_TIMEOUT_S = 5.0
 #: Server request ids remembered as answered, so that a repeated id is answered only once.
 ANSWERED_IDS_KEPT = 1024
+#: How often the answer to a server request is sent when it is lost on the way (a cut connection, a
+#: 5xx, a timeout), with backoff from ANSWER_FIRST_DELAY_S doubling up to ANSWER_MAX_DELAY_S (about
+#: a minute in all): while the session that asked stands and the server has not withdrawn the request.
+ANSWER_SENDS = 8
+ANSWER_FIRST_DELAY_S = 0.25
+ANSWER_MAX_DELAY_S = 15.0
 
 RequestHandler = Callable[[dict[str, Any], Request], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[dict[str, Any]], None]
@@ -653,6 +660,7 @@ class Session:
                 log.exception("handler for %s failed", method)
 
     async def _serve(self, request: Request) -> None:
+        generation = self.generation
         handler = self.request_handlers.get(request.method)
         try:
             if request.method == "ping":
@@ -678,10 +686,37 @@ class Session:
             reply = jsonrpc.error_response(
                 request.id, jsonrpc.INTERNAL_ERROR, f"the client's {request.method} handler failed: {exc}"
             )
-        try:
-            await self.transport.send(reply)
-        except MCPError as exc:
-            log.warning("could not answer %s: %s", request.method, exc)
+        await self._send_answer(request, reply, generation)
+
+    async def _send_answer(self, request: Request, reply: dict[str, Any], generation: int) -> None:
+        """Send the answer to a server request. One lost on the way is sent again with backoff (a
+        repeated answer is harmless: the server takes the first) while the session that asked stands;
+        never to a new session (it did not ask), never after a refusal (401/403, a session the server
+        ended, a stdio server gone). The server withdrawing the request, or the task ending, cancels
+        this (``withdraw_serving``, ``refuse_serving``)."""
+        delay = ANSWER_FIRST_DELAY_S
+        for attempt in range(1, ANSWER_SENDS + 1):
+            try:
+                await self.transport.send(reply)
+                return
+            except (ConnectionFailed, RequestTimeout) as exc:
+                lasting = isinstance(exc, (AuthenticationFailed, SessionExpired, ServerExited)) or (
+                    isinstance(exc, HTTPStatusError) and exc.status_code < 500
+                )
+                if lasting or attempt == ANSWER_SENDS or self.closed_error is not None:
+                    log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
+                    return
+                log.info("%s: the answer to %s was lost (%s); sending it again", self.name, request.method, exc)
+            except MCPError as exc:
+                log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
+                return
+            await asyncio.sleep(delay)
+            delay = min(ANSWER_MAX_DELAY_S, delay * 2)
+            if self.generation != generation or self.closed_error is not None:
+                log.warning(
+                    "%s: the session that asked %s has ended; its answer is dropped", self.name, request.method
+                )
+                return
 
 
 def _refused(exc: MCPError) -> bool:

@@ -244,3 +244,14 @@ async def test_task_support_as_the_server_says_it(connect, dialect):
         task = await client.start_task("slow_compute", {"seconds": 0.2, "steps": 1})
         await asyncio.wait_for(task, WAIT)
     assert task.runs_as_task and task.status == "completed"
+
+
+async def test_ext_a_listen_the_server_ends_gracefully_is_opened_again_at_once(connect_demo):
+    # The server answers each subscriptions/listen after 1.2 s (its graceful close): the next one is
+    # opened at once for the live task, not after the backoff of a failed one (2 s, then 4, 8, ...).
+    async with connect_demo("--poll-interval", "60000", "--listen-for", "1200", dialect="ext") as client:
+        dialect = client.dialect
+        task = await client.start_task("slow_compute", {"seconds": 30, "steps": 1})
+        await eventually(lambda: dialect.subscriptions_made >= 4, timeout=8, what="three renewals in a row")
+        assert dialect.listen_supported is True and not task.done()
+        await task.cancel()

@@ -1,0 +1,55 @@
+"""An answer lost on the way is not lost for good (issue 25, item 2): the answer to a server's question whose
+POST fails transiently (a 502/503, a cut connection) is sent again with backoff while the session that asked
+stands; a refusal (401/403, 4xx) is not repeated. The scripted HTTP server on a real socket drops answers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import mcp_tasks_jupyter as mtj
+
+from .server import Brain, Raw, http_fault_server
+from .test_stale_questions import Person, answer, until
+
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
+
+
+class DropsAnswers(Brain):
+    """Answers the first ``drops`` answer POSTs with ``status`` (the answer never arrives), then takes them."""
+
+    def __init__(self, drops: int, status: int = 503) -> None:
+        super().__init__()
+        self.drops, self.status, self.dropped = drops, status, 0
+
+    async def handle(self, message: dict[str, Any]) -> Any:
+        if "method" not in message and "id" in message and self.dropped < self.drops:
+            self.dropped += 1
+            return Raw(status=self.status, body=b"upstream connection reset", content_type="text/plain")
+        return await super().handle(message)
+
+
+async def test_an_answer_whose_post_failed_is_sent_again_and_the_task_goes_on() -> None:
+    person = Person()
+    brain = DropsAnswers(drops=2, status=503)
+    async with http_fault_server(brain) as server, mtj.connect(server.url, elicitation_handler=person) as client:
+        handle = await client.start_task("ask")
+        await until(lambda: person.asked)
+        reply = await answer(server, brain.asked[0])
+        assert reply["result"] == {"action": "accept", "content": {"choice": "yes"}}
+        assert brain.dropped == 2 and len(person.asked) == 1  # asked once, sent three times
+        brain.finish(handle.task_id)
+        assert (await asyncio.wait_for(handle, 10)).text == "done"
+
+
+async def test_an_answer_the_server_refuses_is_not_sent_again() -> None:
+    person = Person()
+    brain = DropsAnswers(drops=1, status=400)
+    async with http_fault_server(brain) as server, mtj.connect(server.url, elicitation_handler=person) as client:
+        await client.start_task("ask")
+        await until(lambda: person.asked)
+        await asyncio.sleep(1.0)  # longer than the first pauses before a resend
+        answers = [m for m in brain.received if "method" not in m and m.get("id") == brain.asked[0]]
+        assert brain.dropped == 1 and answers == []
