@@ -64,7 +64,9 @@ def test_connect_reports_and_servers_table_shows_no_secret(kernel: Kernel) -> No
         assert capabilities in shown
         assert "env: MTJ_TOKEN" in shown
         assert SECRET not in shown
-    assert "{sys.executable} -m mcp_tasks_jupyter.demo" in text  # as written, before expansion
+    # as it ran: the interpreter's path, so that the record can be run again (issue 20)
+    interpreter = kernel.value("__import__('sys').executable")
+    assert f"{interpreter} -m mcp_tasks_jupyter.demo" in html, html
     assert "<table>" in html
 
 
