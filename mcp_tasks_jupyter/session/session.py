@@ -267,6 +267,10 @@ class Session:
         """
         renewed = False
         for _attempt in range(MAX_AUTH_RETRIES + 2):
+            if self._renewal is not None and method != "initialize":
+                # A new session is being started: nothing may go out without its id (the server would
+                # refuse it as sessionless). Wait for it; its failure is this request's too.
+                await asyncio.shield(self._renewal)
             generation = self.generation
             auth_version = self._auth_version()
             try:

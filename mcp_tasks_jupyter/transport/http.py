@@ -353,6 +353,13 @@ class StreamableHTTPTransport(Transport):
         body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
         if status in (401, 403):
             raise self._auth_failure(response, method or "message", body, more)
+        if status == 404 and self.session_id:
+            # Before any JSON-RPC error in the body: servers (the SDKs, the demo) answer a session they do
+            # not know with 404 and an error object, and that is a lost session to renew, not the request's
+            # own failure.
+            raise SessionExpired(
+                f"HTTP 404 for session {self.session_id}: the server ended the session", server=self.server_name
+            )
         # A JSON-RPC error for this very request is the most precise answer there is.
         if content_type(response) == "application/json" and msg_id is not None:
             try:
@@ -364,10 +371,6 @@ class StreamableHTTPTransport(Transport):
                         return
             except (jsonrpc.MessageError, RecursionError):
                 pass
-        if status == 404 and self.session_id:
-            raise SessionExpired(
-                f"HTTP 404 for session {self.session_id}: the server ended the session", server=self.server_name
-            )
         text = body_text(body, more)  # secrets scrubbed before the cut, which could split one
         raise HTTPStatusError(
             f"HTTP {status} {printable(response.reason or '', 60)} for {method or 'message'}"
