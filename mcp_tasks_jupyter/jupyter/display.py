@@ -52,11 +52,16 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
 
 
 def task_output(widget: Any) -> dict[str, Any]:
-    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary
-    (whose ``text/plain`` replaces the widget's)."""
+    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary."""
+    return widget_output(widget, summary_bundle(widget.handle))
+
+
+def widget_output(widget: Any, summary: dict[str, str]) -> dict[str, Any]:
+    """One output's mime bundle: ``widget``'s view (for a front end with the kernel) and ``summary``
+    (text/html and text/plain for places without one; its ``text/plain`` replaces the widget's)."""
     bundle = widget._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
-    return {**(data or {}), **summary_bundle(widget.handle)}
+    return {**(data or {}), **summary}
 
 
 def show_board(
@@ -191,28 +196,31 @@ def summary_bundle(handle: TaskHandle) -> dict[str, str]:
 
 
 def _update_when_done(shell: Any, handle: TaskHandle, bundle_of: Any, output: Any) -> None:
-    """Replace ``output`` by ``bundle_of()`` when ``handle`` ends, now and once more after the next cell.
+    """Replace ``output`` by ``bundle_of()`` when ``handle`` ends (see :func:`update_output`)."""
 
-    The first update carries the parent header of the job that finished the task (usually an older
+    def on_change(h: TaskHandle) -> None:
+        if h.done():
+            unsubscribe()
+            update_output(shell, output, bundle_of())
+
+    unsubscribe = handle.on_change(on_change)
+
+
+def update_output(shell: Any, output: Any, bundle: dict[str, Any]) -> None:
+    """Replace ``output`` (a display handle) by ``bundle``, now and once more after the next cell.
+
+    The first update carries the parent header of the job that finished the tasks (usually an older
     cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
     messages of the cell they are running (nbclient, papermill) drop it, so the same update is sent
     again from ``post_run_cell``, inside whichever cell runs next.
     """
+    output.update(bundle, raw=True)
 
-    def on_change(h: TaskHandle) -> None:
-        if not h.done():
-            return
-        unsubscribe()
-        bundle = bundle_of()
+    def again(*_: Any) -> None:
+        shell.events.unregister("post_run_cell", again)
         output.update(bundle, raw=True)
 
-        def again(*_: Any) -> None:
-            shell.events.unregister("post_run_cell", again)
-            output.update(bundle, raw=True)
-
-        shell.events.register("post_run_cell", again)
-
-    unsubscribe = handle.on_change(on_change)
+    shell.events.register("post_run_cell", again)
 
 
 def _shell() -> Any:
