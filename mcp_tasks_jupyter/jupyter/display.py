@@ -51,6 +51,27 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
         _update_when_done(shell, handle, lambda: task_output(widget), output)
 
 
+def install(shell: Any) -> None:
+    """Show a :class:`TaskHandle` that a cell displays (``h`` as its last line, ``display(h)``) the
+    way :func:`show_task` does: a task still running gets its live view, whose saved summary is
+    brought up to date when it ends, not a snapshot frozen at the moment it was shown."""
+    shell.display_formatter.ipython_display_formatter.for_type(TaskHandle, _display_handle)
+
+
+def uninstall(shell: Any) -> None:
+    """Undo :func:`install`: handles show their own snapshot again."""
+    shell.display_formatter.ipython_display_formatter.type_printers.pop(TaskHandle, None)
+
+
+def _display_handle(handle: TaskHandle) -> None:
+    if not handle.done():
+        show_task(handle)
+        return
+    from IPython.display import display
+
+    display(handle._repr_mimebundle_(), raw=True)  # a finished task: its final snapshot is the truth
+
+
 def task_output(widget: Any) -> dict[str, Any]:
     """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary."""
     return widget_output(widget, summary_bundle(widget.handle))
@@ -73,14 +94,18 @@ def show_board(
 
     Outside IPython it prints one line per task that passes the filters.
     """
-    if _shell() is None:
+    shell = _shell()
+    if shell is None:
         for handle in handles:
             if (server is None or handle.server == server) and (status is None or handle.status == status):
                 print(summary_line(handle))
         return
     from IPython.display import display
 
-    display(make_board(handles, server=server, status=status, history=history))
+    board = make_board(handles, server=server, status=status, history=history)
+    output = display(board, display_id=True)
+    # The saved table follows the tasks: replaced each time every task on the board has ended.
+    board.publish_to(lambda: update_output(shell, output, widget_output(board, {})))
 
 
 def make_board(
