@@ -30,7 +30,7 @@ def show_batch(batch: Batch) -> None:
     widget = BatchWidget(batch)
     output = display(batch_output(widget), raw=True, display_id=True)
     if not batch.ready():
-        batch.on_end(lambda _done: update_output(shell, output, batch_output(widget)))
+        batch.on_end(lambda _done: update_output(shell, output, batch_output(widget), widget))
 
 
 def batch_output(widget: Any) -> dict[str, Any]:

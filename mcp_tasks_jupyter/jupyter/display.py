@@ -48,7 +48,7 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
     widget = compact_widget(handle) if compact else bind(handle)
     output = display(task_output(widget), raw=True, display_id=True)
     if not handle.done():
-        _update_when_done(shell, handle, lambda: task_output(widget), output)
+        _update_when_done(shell, handle, widget, output)
 
 
 def install(shell: Any) -> None:
@@ -105,7 +105,7 @@ def show_board(
     board = make_board(handles, server=server, status=status, history=history)
     output = display(board, display_id=True)
     # The saved table follows the tasks: replaced each time every task on the board has ended.
-    board.publish_to(lambda: update_output(shell, output, widget_output(board, {})))
+    board.publish_to(lambda: update_output(shell, output, widget_output(board, {}), board))
 
 
 def make_board(
@@ -220,29 +220,33 @@ def summary_bundle(handle: TaskHandle) -> dict[str, str]:
     return {"text/plain": summary_line(handle, timing=False), "text/html": summary_html(handle)}
 
 
-def _update_when_done(shell: Any, handle: TaskHandle, bundle_of: Any, output: Any) -> None:
-    """Replace ``output`` by ``bundle_of()`` when ``handle`` ends (see :func:`update_output`)."""
+def _update_when_done(shell: Any, handle: TaskHandle, widget: Any, output: Any) -> None:
+    """Replace ``output`` by ``widget``'s final output when ``handle`` ends (see :func:`update_output`)."""
 
     def on_change(h: TaskHandle) -> None:
         if h.done():
             unsubscribe()
-            update_output(shell, output, bundle_of())
+            update_output(shell, output, task_output(widget), widget)
 
     unsubscribe = handle.on_change(on_change)
 
 
-def update_output(shell: Any, output: Any, bundle: dict[str, Any]) -> None:
+def update_output(shell: Any, output: Any, bundle: dict[str, Any], widget: Any = None) -> None:
     """Replace ``output`` (a display handle) by ``bundle``, now and once more after the next cell.
 
     The first update carries the parent header of the job that finished the tasks (usually an older
     cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
     messages of the cell they are running (nbclient, papermill) drop it, so the same update is sent
-    again from ``post_run_cell``, inside whichever cell runs next.
+    again from ``post_run_cell``, inside whichever cell runs next, with ``widget``'s whole state
+    (such tools save the widget state they saw: without it a reopened notebook draws the widget as
+    it was first shown, "working", "0/50 ended").
     """
     output.update(bundle, raw=True)
 
     def again(*_: Any) -> None:
         shell.events.unregister("post_run_cell", again)
+        if widget is not None and getattr(widget, "comm", None) is not None:
+            widget.send_state()
         output.update(bundle, raw=True)
 
     shell.events.register("post_run_cell", again)

@@ -277,6 +277,11 @@ class BoardWidget(anywidget.AnyWidget):
             unsubscribe = self._unsubscribe.pop(key, None)
             if unsubscribe is not None:
                 unsubscribe()
+            if not self._unsubscribe:
+                # The last task ended: the final rows (and the saved table) go out now, before the
+                # cell awaiting that task ends, not at the next interval after the notebook's last cell.
+                self._coalescer.request(now=True)
+                return
         self._coalescer.request()
 
     def _total(self) -> int:
