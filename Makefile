@@ -9,10 +9,11 @@ PEERS := tests/peers
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -qq --upgrade pip
 
+# pip -qq: errors only (a machine's pip.conf warnings, e.g. about index locations, are not ours to print).
 setup: $(BIN)/python
-	$(BIN)/pip install -q -e '.[demo-http,test,check]'
+	$(BIN)/pip install -qq -e '.[demo-http,test,check]'
 
 peers:
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
@@ -35,7 +36,7 @@ walkthrough: setup
 # The example notebooks are signed with this machine's key first, so they open trusted (their saved
 # outputs include HTML summaries), and JupyterLab opens at the quick start.
 lab: setup
-	$(BIN)/pip install -q -e '.[lab]'
+	$(BIN)/pip install -qq -e '.[lab]'
 	$(BIN)/jupyter trust notebooks/*.ipynb >/dev/null
 	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
 

@@ -78,9 +78,23 @@ def _shown(output: dict) -> list[str]:
     text = data.get("text/plain", "").strip()
     if text.startswith("Tools on ") and "text/html" in data:
         return _tool_list(data)
+    if WIDGET in data and text.startswith("<BoardWidget ") and "text/html" in data:
+        return [_board(text, data["text/html"])]
     if WIDGET in data and text.startswith("<TaskHandle "):
         return []  # the live widget's stand-in; the summary beside it says how the task ended
     return text.splitlines()
+
+
+def _board(text: str, saved: str) -> str:
+    """A board as the saved notebook keeps it: how many tasks, by status (its saved table's first column)."""
+    parser = _Rows()
+    parser.feed(saved)
+    counts: dict[str, int] = {}
+    for row in parser.rows[1:]:
+        if row:
+            counts[row[0]] = counts.get(row[0], 0) + 1
+    shown = ", ".join(f"{n} {status}" for status, n in counts.items()) or "no tasks"
+    return f"{text.strip('<>')}: {shown}"
 
 
 def _noise(line: str) -> bool:
@@ -152,13 +166,16 @@ def summary(results: dict[Path, tuple[bool, float]], *, lab: bool | None = None)
         f"The executed copies, with every output, are in {where}/",
         "Open them in JupyterLab (the same tasks, live, with widgets, the task sidebar and notifications):",
     ]
-    if lab:
-        lines += [
-            f"    .venv/bin/jupyter lab {where}/{first}     # the executed copy, as it ran here",
-            "    make lab                                  # the example itself, to run it again",
+    steps = (
+        [
+            (f".venv/bin/jupyter lab {where}/{first}", "the executed copy, as it ran here"),
+            ("make lab", "the example itself, to run it again"),
         ]
-    else:
-        lines += [f"    make lab                                  # installs JupyterLab, opens notebooks/{first}"]
+        if lab
+        else [("make lab", f"installs JupyterLab, opens notebooks/{first}")]
+    )
+    width = max(len(command) for command, _ in steps)
+    lines += [f"    {command.ljust(width)}   # {why}" for command, why in steps]
     return "\n".join(lines)
 
 

@@ -78,3 +78,23 @@ def test_run_names_each_cell_by_its_first_line_of_code_and_knows_jupyterlab_is_h
     )
     missing = run.summary({ROOT / "notebooks" / "01-quickstart.ipynb": (True, 2.0)}, lab=False)
     assert "make lab" in missing and "installs JupyterLab" in missing
+
+
+def test_run_reads_a_board_by_its_saved_table_and_aligns_the_next_steps() -> None:
+    from mcp_tasks_jupyter.views.render import board_html
+
+    run = _run_module()
+    rows = [
+        {"status": status, "tool": "slow", "server": "demo", "live": True, "started": 1.0, "finished": 2.0}
+        for status in ("completed", "completed", "failed")
+    ]
+    board = {
+        "text/plain": "<BoardWidget of 3 tasks>",
+        "text/html": board_html(rows),
+        run.WIDGET: {"model_id": "x"},
+    }
+    assert run._shown({"output_type": "display_data", "data": board}) == [
+        "BoardWidget of 3 tasks: 2 completed, 1 failed"
+    ]
+    steps = run.summary({ROOT / "notebooks" / "01-quickstart.ipynb": (True, 2.0)}, lab=True).splitlines()[-2:]
+    assert len({line.index("#") for line in steps}) == 1, steps

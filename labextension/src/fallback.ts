@@ -4,7 +4,7 @@
  * (or "Loading widget..." for good) from the widget manager in place of the widget: this draws the
  * output's own summary there instead, through the notebook's HTML renderer (sanitized unless the
  * output is trusted, as any HTML output). Only outputs whose HTML is one of ours are touched
- * (`mtj-summary`, `mtj-board-summary`); a widget that does appear later replaces the summary (the
+ * (`mtj-summary`, `mtj-batch-summary`, `mtj-board-summary`); a widget that does appear later replaces the summary (the
  * widget manager clears the node before it adds the view), and a failure the manager writes over
  * it later is replaced by the summary again.
  */
@@ -16,7 +16,7 @@ const MISSING = /^Error displaying widget(: model not found)?$/;
 const LOADING = 'Loading widget...';
 /** How long "Loading widget..." may stay before the summary is drawn (a live widget takes less). */
 export const LOADING_GRACE_MS = 3000;
-const OURS = /^<div class="mtj-(summary|board-summary)"/;
+const OURS = /^<div class="mtj-(summary|board-summary|batch-summary)"/;
 
 /** What this module reads of a cell: its output area, when it is a code cell. */
 interface IOutputs {

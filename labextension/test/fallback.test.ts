@@ -5,7 +5,7 @@ import { summaryOf } from '../src/fallback';
 const VIEW = { model_id: 'abc', version_major: 2, version_minor: 1 };
 
 describe('the saved summary of a missing widget', () => {
-  it('is the HTML of our own task and board outputs only', () => {
+  it('is the HTML of our own task, batch and board outputs only', () => {
     const summary = '<div class="mtj-summary" style="x">completed</div>';
     const board = '<div class="mtj-board-summary" style="x"></div>';
     expect(
@@ -20,6 +20,14 @@ describe('the saved summary of a missing widget', () => {
         'text/html': board
       })
     ).toBe(board);
+    // a batch (%mcp_map) carries its summary in the same output since it has one box
+    const batch = '<div class="mtj-batch-summary" style="x">50 tasks</div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': batch
+      })
+    ).toBe(batch);
     // someone else's widget, an HTML output that is no widget, or nothing at all
     expect(
       summaryOf({

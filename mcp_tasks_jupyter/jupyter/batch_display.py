@@ -1,5 +1,6 @@
-"""Showing a batch (``client.map``, ``%mcp_map``) in a notebook: one live grouped widget beside a
-static summary that survives saving (updated once every task has ended).
+"""Showing a batch (``client.map``, ``%mcp_map``) in a notebook: one output holding the live grouped
+widget and a static summary that survives saving (updated once every task has ended), as
+``display.show_task`` does for one task.
 
 The summary's text/plain is deterministic for nbval: ``research on demo: 50 tasks…`` at first, then
 ``research on demo: 50 tasks — 48 completed, 2 failed``; no ids, times or durations.
@@ -11,12 +12,13 @@ import html
 from typing import Any
 
 from ..running.batch import Batch
-from .display import current_shell
+from .display import current_shell, update_output, widget_output
 
 
 def show_batch(batch: Batch) -> None:
-    """Display ``batch`` below the current cell: the live :class:`~.widgets.BatchWidget` and a static
-    summary. Outside IPython it prints the summary line instead."""
+    """Display ``batch`` below the current cell: one output holding the live
+    :class:`~.widgets.BatchWidget` and a static summary (for places without a kernel), updated when
+    the batch ends. Outside IPython it prints the summary line instead."""
     shell = current_shell()
     if shell is None:
         print(summary_line(batch))
@@ -25,21 +27,16 @@ def show_batch(batch: Batch) -> None:
 
     from .widgets.batch_widget import BatchWidget
 
-    display(BatchWidget(batch))
-    summary = display(summary_bundle(batch), raw=True, display_id=True)
+    widget = BatchWidget(batch)
+    output = display(batch_output(widget), raw=True, display_id=True)
     if not batch.ready():
+        batch.on_end(lambda _done: update_output(shell, output, batch_output(widget), widget))
 
-        def update(done: Batch) -> None:
-            bundle = summary_bundle(done)
-            summary.update(bundle, raw=True)
 
-            def again(*_: Any) -> None:  # for nbclient/papermill, as display._update_when_done explains
-                shell.events.unregister("post_run_cell", again)
-                summary.update(bundle, raw=True)
-
-            shell.events.register("post_run_cell", again)
-
-        batch.on_end(update)
+def batch_output(widget: Any) -> dict[str, Any]:
+    """The mime bundle of a batch's one output: ``widget``'s view and its batch's static summary
+    (whose ``text/plain`` replaces the widget's), as :func:`~.display.task_output` does for a task."""
+    return widget_output(widget, summary_bundle(widget.batch))
 
 
 def summary_line(batch: Batch) -> str:
@@ -57,4 +54,4 @@ def summary_bundle(batch: Batch) -> dict[str, str]:
     }
 
 
-__all__ = ["show_batch", "summary_bundle", "summary_line"]
+__all__ = ["batch_output", "show_batch", "summary_bundle", "summary_line"]

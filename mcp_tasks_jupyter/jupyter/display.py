@@ -48,15 +48,41 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
     widget = compact_widget(handle) if compact else bind(handle)
     output = display(task_output(widget), raw=True, display_id=True)
     if not handle.done():
-        _update_when_done(shell, handle, lambda: task_output(widget), output)
+        _update_when_done(shell, handle, widget, output)
+
+
+def install(shell: Any) -> None:
+    """Show a :class:`TaskHandle` that a cell displays (``h`` as its last line, ``display(h)``) the
+    way :func:`show_task` does: a task still running gets its live view, whose saved summary is
+    brought up to date when it ends, not a snapshot frozen at the moment it was shown."""
+    shell.display_formatter.ipython_display_formatter.for_type(TaskHandle, _display_handle)
+
+
+def uninstall(shell: Any) -> None:
+    """Undo :func:`install`: handles show their own snapshot again."""
+    shell.display_formatter.ipython_display_formatter.type_printers.pop(TaskHandle, None)
+
+
+def _display_handle(handle: TaskHandle) -> None:
+    if not handle.done():
+        show_task(handle)
+        return
+    from IPython.display import display
+
+    display(handle._repr_mimebundle_(), raw=True)  # a finished task: its final snapshot is the truth
 
 
 def task_output(widget: Any) -> dict[str, Any]:
-    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary
-    (whose ``text/plain`` replaces the widget's)."""
+    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary."""
+    return widget_output(widget, summary_bundle(widget.handle))
+
+
+def widget_output(widget: Any, summary: dict[str, str]) -> dict[str, Any]:
+    """One output's mime bundle: ``widget``'s view (for a front end with the kernel) and ``summary``
+    (text/html and text/plain for places without one; its ``text/plain`` replaces the widget's)."""
     bundle = widget._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
-    return {**(data or {}), **summary_bundle(widget.handle)}
+    return {**(data or {}), **summary}
 
 
 def show_board(
@@ -68,14 +94,18 @@ def show_board(
 
     Outside IPython it prints one line per task that passes the filters.
     """
-    if current_shell() is None:
+    shell = current_shell()
+    if shell is None:
         for handle in handles:
             if (server is None or handle.server == server) and (status is None or handle.status == status):
                 print(summary_line(handle))
         return
     from IPython.display import display
 
-    display(make_board(handles, server=server, status=status, history=history))
+    board = make_board(handles, server=server, status=status, history=history)
+    output = display(board, display_id=True)
+    # The saved table follows the tasks: replaced each time every task on the board has ended.
+    board.publish_to(lambda: update_output(shell, output, widget_output(board, {}), board))
 
 
 def make_board(
@@ -190,29 +220,36 @@ def summary_bundle(handle: TaskHandle) -> dict[str, str]:
     return {"text/plain": summary_line(handle, timing=False), "text/html": summary_html(handle)}
 
 
-def _update_when_done(shell: Any, handle: TaskHandle, bundle_of: Any, output: Any) -> None:
-    """Replace ``output`` by ``bundle_of()`` when ``handle`` ends, now and once more after the next cell.
-
-    The first update carries the parent header of the job that finished the task (usually an older
-    cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
-    messages of the cell they are running (nbclient, papermill) drop it, so the same update is sent
-    again from ``post_run_cell``, inside whichever cell runs next.
-    """
+def _update_when_done(shell: Any, handle: TaskHandle, widget: Any, output: Any) -> None:
+    """Replace ``output`` by ``widget``'s final output when ``handle`` ends (see :func:`update_output`)."""
 
     def on_change(h: TaskHandle) -> None:
-        if not h.done():
-            return
-        unsubscribe()
-        bundle = bundle_of()
-        output.update(bundle, raw=True)
-
-        def again(*_: Any) -> None:
-            shell.events.unregister("post_run_cell", again)
-            output.update(bundle, raw=True)
-
-        shell.events.register("post_run_cell", again)
+        if h.done():
+            unsubscribe()
+            update_output(shell, output, task_output(widget), widget)
 
     unsubscribe = handle.on_change(on_change)
+
+
+def update_output(shell: Any, output: Any, bundle: dict[str, Any], widget: Any = None) -> None:
+    """Replace ``output`` (a display handle) by ``bundle``, now and once more after the next cell.
+
+    The first update carries the parent header of the job that finished the tasks (usually an older
+    cell); JupyterLab applies it by display id whatever its parent. Tools that read only the
+    messages of the cell they are running (nbclient, papermill) drop it, so the same update is sent
+    again from ``post_run_cell``, inside whichever cell runs next, with ``widget``'s whole state
+    (such tools save the widget state they saw: without it a reopened notebook draws the widget as
+    it was first shown, "working", "0/50 ended").
+    """
+    output.update(bundle, raw=True)
+
+    def again(*_: Any) -> None:
+        shell.events.unregister("post_run_cell", again)
+        if widget is not None and getattr(widget, "comm", None) is not None:
+            widget.send_state()
+        output.update(bundle, raw=True)
+
+    shell.events.register("post_run_cell", again)
 
 
 def current_shell() -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import comm, completion, interrupts, questions, transform
+from . import comm, completion, display, interrupts, questions, transform
 from .magics import MCPMagics
 from .map_magics import MapMagics
 from .runtime import get_runtime
@@ -24,6 +24,7 @@ def load(shell: Any) -> None:
     completion.install(shell, get_runtime())  # Tab in the %mcp_* magics: names, tools, argument keys
     questions.install(shell)  # a task's question becomes a form in its widget
     comm.install(shell, get_runtime())  # the JupyterLab extension's sidebar follows this kernel
+    display.install(shell)  # a running handle shown again is its live view
 
 
 def unload(shell: Any) -> None:
@@ -31,6 +32,7 @@ def unload(shell: Any) -> None:
     transform.uninstall(shell)
     interrupts.uninstall(shell)
     completion.uninstall(shell)
+    display.uninstall(shell)
     for registered in ("MCPMagics", "MapMagics"):
         magics = shell.magics_manager.registry.pop(registered, None)
         if magics is not None:

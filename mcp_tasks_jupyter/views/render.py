@@ -567,7 +567,8 @@ BOARD_ROWS = 500
 
 def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
     """A board's rows (``view.board_row``) as a static table: what places without a kernel show in
-    place of the live board (a saved notebook, nbconvert HTML). The status is a badge in words, the
+    place of the live board (a saved notebook, nbconvert HTML). A history row (``live`` False) is
+    marked "history: ORIGIN" beside its tool. The status is a badge in words, the
     duration in ``<span class="mtj-duration">`` (for an nbval sanitize pattern); at most
     :data:`BOARD_ROWS` rows, the rest counted."""
     head = "".join(
@@ -585,7 +586,7 @@ def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
         message, cut = _cut(str(row.get("message") or ""), 200)
         cells = (
             status_badge_html(str(row.get("status", "unknown"))),
-            f"<b>{_esc(str(row.get('tool') or '?'))}</b>",
+            f"<b>{_esc(str(row.get('tool') or '?'))}</b>{_history_mark(row)}",
             _esc(str(row.get("args") or "")),
             _esc(str(row.get("server") or "")),
             took,
@@ -603,6 +604,15 @@ def board_html(rows: list[dict[str, Any]], *, title: str | None = None) -> str:
         f'<table style="border-collapse:collapse;font-size:12px;margin:4px 0"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>{note}</div>"
     )
+
+
+def _history_mark(row: dict[str, Any]) -> str:
+    """A history row (``live`` False: an earlier kernel, another notebook, the server's list) says
+    so in the saved table, as the live board's history toggle does."""
+    if row.get("live", True):
+        return ""
+    origin = str(row.get("origin") or "")
+    return f' <span class="mtj-history" style="{_MUTED}">history{": " + _esc(origin) if origin else ""}</span>'
 
 
 def result_html(result: ToolResult, *, boxed: bool = True, budget: int | None = None) -> str:

@@ -27,10 +27,13 @@ def test_cell_magic_shows_one_widget_and_binds_the_results_in_order(kernel: Kern
         '- {topic: tides, stage_seconds: 0.05}\n- {topic: "wind farms", stage_seconds: 0.05}\n'
         "- {topic: glaciers, stage_seconds: 0.05}\n"
     )
-    widgets = [c for t, c in started.messages if t == "display_data" and WIDGET in c["data"]]
-    assert len(widgets) == 1, "one grouped widget for the batch, not one per task"
-    assert widgets[0]["data"]["text/plain"] == "<research on demo: 3 tasks>"
-    assert "research on demo: 3 tasks…" in started.displays()  # the summary that survives saving
+    outputs = [c for t, c in started.messages if t == "display_data"]
+    assert len(outputs) == 1, "one output for the batch: not one per task, no second summary box"
+    data = outputs[0]["data"]
+    assert WIDGET in data, "the grouped widget is in it"
+    # The summary that survives saving rides in the same output (its text replaces the widget's).
+    assert data["text/plain"] == "research on demo: 3 tasks…"
+    assert "mtj-batch-summary" in data["text/html"]
     assert not started.result, "a statement of its own shows the widget only"
     # Every task is tracked by the runtime (the board, the sidebar): the three newest handles.
     kernel.run("from mcp_tasks_jupyter.jupyter import get_runtime\nmine = get_runtime().handles[-3:]")
@@ -38,8 +41,11 @@ def test_cell_magic_shows_one_widget_and_binds_the_results_in_order(kernel: Kern
         ["tides", "wind farms", "glaciers"],
         False,
     )
-    kernel.run("await mtj.gather(*mine, timeout=20)", timeout=25)
-    kernel.run("for _i in range(100):\n    if 'reports' in dir(): break\n    await asyncio.sleep(0.05)")
+    gathered = kernel.run("await mtj.gather(*mine, timeout=20)", timeout=25)
+    later = kernel.run("for _i in range(100):\n    if 'reports' in dir(): break\n    await asyncio.sleep(0.05)")
+    # The same one output is brought up to date (also inside a later cell, for nbclient/papermill).
+    ends = [c["data"] for t, c in gathered.messages + later.messages if t == "update_display_data"]
+    assert any(WIDGET in d and d["text/plain"] == "research on demo: 3 tasks — 3 completed" for d in ends), ends
     assert kernel.value("[r.structured['topic'] for r in reports]") == ["tides", "wind farms", "glaciers"]
 
 

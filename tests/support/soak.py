@@ -75,7 +75,8 @@ class SoakReport:
             f"server restarts {self.restarts}, tasks the server lost in them {self.lost_by_server}, "
             f"new sessions {self.new_sessions}, task starts retried {self.start_retries}",
             f"client memory: peak {self.peak_memory_mb:.1f} MB (tracemalloc), growth first half to end "
-            f"{self.memory_growth_mb:+.1f} MB; open files {self.open_fds_before} before, {self.open_fds_after} after",
+            f"{self.memory_growth_mb:+.1f} MB; open files {self.open_fds_before} before, "
+            f"{self.open_fds_after} after",
             f"problems: {len(self.problems)}",
             *(f"  {p}" for p in self.problems[:20]),
         ]
@@ -171,7 +172,7 @@ async def run_soak(
             )
             halfway: list[int] = []
             drivers = [asyncio.create_task(_drive(client, plan, slots, report, halfway, tasks)) for plan in work]
-            done, pending = await asyncio.wait(drivers, timeout=settle_timeout_s)
+            _done, pending = await asyncio.wait(drivers, timeout=settle_timeout_s)
             for late in pending:
                 late.cancel()
                 report.problems.append("a task did not end within the soak's time (see the plans still running)")

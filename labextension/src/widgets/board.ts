@@ -351,6 +351,10 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   historyBox.addEventListener('change', () => {
     view.history = historyBox.checked;
     view.page = 0;
+    // The kernel keeps the choice: the table saved with the notebook holds the history rows only
+    // when they were on screen (and marks them as history).
+    model.set('show_history', view.history);
+    model.save_changes();
     update();
   });
   cancelPicked.addEventListener('click', () => {

@@ -93,6 +93,9 @@ class BoardWidget(anywidget.AnyWidget):
         self._dirty: set[int] = set()
         self._unsubscribe: dict[int, Callable[[], None]] = {}
         self._server, self._status = server, status
+        #: Where the board's saved table goes when its tasks end (:meth:`publish_to`).
+        self._publish: Callable[[], None] | None = None
+        self._published = ""
         self._coalescer = Coalescer(self._flush, interval)
         for handle in handles:
             self._track(handle)
@@ -107,6 +110,7 @@ class BoardWidget(anywidget.AnyWidget):
             show_history=show_history,
         )
         self.on_msg(self._on_front_end_msg)
+        self.observe(lambda _change: self._publish_if_settled(), names="show_history")
 
     @property
     def flushes(self) -> int:
@@ -212,6 +216,20 @@ class BoardWidget(anywidget.AnyWidget):
         """Send the current rows now (not at the next interval)."""
         self._coalescer.request(now=True)
 
+    def publish_to(self, publish: Callable[[], None]) -> None:
+        """Call ``publish`` whenever the saved table (:meth:`saved_html`) changed and no task on the
+        board still runs (``display.show_board`` replaces the board's output then), and when the
+        person turns the history on or off: a notebook saved afterwards holds each task's end."""
+        self._publish, self._published = publish, self.saved_html()
+
+    def saved_html(self) -> str:
+        """The static table a saved notebook keeps: this kernel's tasks, and the history rows only
+        when the history is on (each marked as history)."""
+        rows = self._visible_rows()
+        if not self.show_history:
+            rows = [row for row in rows if row.get("live")]
+        return board_html(rows)
+
     def add_note(self, text: str) -> None:
         """Add one line to the board's note (shown above the table)."""
         self.note = f"{self.note}\n{text}" if self.note else text
@@ -239,7 +257,7 @@ class BoardWidget(anywidget.AnyWidget):
             data = bundle[0] if isinstance(bundle, tuple) else bundle
             data["text/plain"] = repr(self)
             # What places without a kernel show instead (a saved notebook, nbconvert HTML).
-            data["text/html"] = board_html(self._visible_rows())
+            data["text/html"] = self.saved_html()
         return bundle
 
     # -- following the handles -------------------------------------------------------------------
@@ -259,6 +277,11 @@ class BoardWidget(anywidget.AnyWidget):
             unsubscribe = self._unsubscribe.pop(key, None)
             if unsubscribe is not None:
                 unsubscribe()
+            if not self._unsubscribe:
+                # The last task ended: the final rows (and the saved table) go out now, before the
+                # cell awaiting that task ends, not at the next interval after the notebook's last cell.
+                self._coalescer.request(now=True)
+                return
         self._coalescer.request()
 
     def _total(self) -> int:
@@ -292,6 +315,15 @@ class BoardWidget(anywidget.AnyWidget):
         with self.hold_sync():
             self.rows, self.total = rows, total
             self.sent_at = time.time()
+        self._publish_if_settled()
+
+    def _publish_if_settled(self) -> None:
+        if self._publish is None or any(not h.done() for h in self._handles):
+            return
+        html = self.saved_html()
+        if html != self._published:
+            self._published = html
+            self._publish()
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         # {"type": "cancel", "key": K} (one row's button), {"type": "cancel", "keys": [K, ...]}
