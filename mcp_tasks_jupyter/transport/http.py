@@ -329,7 +329,7 @@ class StreamableHTTPTransport(Transport):
             self._note_session(response)
             status = response.status
             if status >= 400:
-                await self._raise_status(response, msg_id, message.get("method"))
+                await self._raise_status(response, msg_id, message.get("method"), headers.get("Mcp-Session-Id"))
                 return
             if msg_id is None:
                 return  # 202 (or any 2xx) for a notification or a response
@@ -346,19 +346,24 @@ class StreamableHTTPTransport(Transport):
                 response.release()  # back to the pool when read to its end; else the connection closes
 
     async def _raise_status(
-        self, response: aiohttp.ClientResponse, msg_id: RequestId | None, method: str | None
+        self,
+        response: aiohttp.ClientResponse,
+        msg_id: RequestId | None,
+        method: str | None,
+        session_id: str | None,
     ) -> None:
-        """Every answer status of 400 and above, POST or GET, is judged here."""
+        """Every answer status of 400 and above, POST or GET, is judged here; ``session_id`` is the
+        session the request named (the current one may already be reset by a renewal meanwhile)."""
         status = response.status
         body, more = await read_at_most(response, MAX_ERROR_BODY_BYTES)
         if status in (401, 403):
             raise self._auth_failure(response, method or "message", body, more)
-        if status == 404 and self.session_id:
+        if status == 404 and session_id:
             # Before any JSON-RPC error in the body: servers (the SDKs, the demo) answer a session they do
             # not know with 404 and an error object, and that is a lost session to renew, not the request's
             # own failure.
             raise SessionExpired(
-                f"HTTP 404 for session {self.session_id}: the server ended the session", server=self.server_name
+                f"HTTP 404 for session {session_id}: the server ended the session", server=self.server_name
             )
         # A JSON-RPC error for this very request is the most precise answer there is.
         if content_type(response) == "application/json" and msg_id is not None:
@@ -488,7 +493,7 @@ class StreamableHTTPTransport(Transport):
             return response
         try:
             if status in (401, 403):
-                await self._raise_status(response, None, "the event stream (GET)")
+                await self._raise_status(response, None, "the event stream (GET)", headers.get("Mcp-Session-Id"))
         except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
         finally:

@@ -257,6 +257,9 @@ class FaultHTTPServer:
         self._serving: asyncio.Task[None] | None = None
         #: Once true, a GET for the event stream is answered 405 (the server offers none).
         self.refuse_streams = False
+        #: Answer a request without a session, or naming one it does not know, with a JSON-RPC error in
+        #: the body (as the SDKs' servers and the demo do) instead of plain text.
+        self.json_session_errors = False
 
     def drop_streams(self) -> None:
         """End the open GET stream and refuse new ones: the client's push channel is gone."""
@@ -325,7 +328,11 @@ class FaultHTTPServer:
                 return JSONResponse(error_message(None, -32700, "Parse error"), status_code=400)
             is_init = message.get("method") == "initialize"
             if not is_init and session not in self.sessions:
-                return Response(b"session not found", status_code=404 if session else 400)
+                status = 404 if session else 400
+                if self.json_session_errors:
+                    said = "Session not found" if session else "Bad Request: missing Mcp-Session-Id header"
+                    return JSONResponse(error_message(None, -32600, said), status_code=status)
+                return Response(b"session not found", status_code=status)
             answer = await brain.handle(message)
             if answer is SILENT:
                 await asyncio.Event().wait()

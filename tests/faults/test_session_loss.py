@@ -51,6 +51,35 @@ async def test_a_lost_session_is_started_again_once_and_polling_carries_on():
         assert client.describe()["sessions_started"] == 2
 
 
+async def test_a_lost_session_said_with_json_rpc_errors_is_renewed_and_nothing_goes_out_sessionless():
+    # Servers built on the SDKs (and the demo) answer an unknown session with 404 and a JSON-RPC error in
+    # the body, and a request without a session with 400 and one: the 404 is a lost session to renew (not
+    # the poll's own failure), and while the new session starts no poll may go out without its id.
+    async with http_fault_server() as server, mtj.connect(server.url) as client:
+        server.json_session_errors = True
+        initialize = server.brain._answer
+
+        async def slow_initialize(message: dict) -> dict:
+            await asyncio.sleep(0.5)  # many polls fall inside the renewal
+            return await initialize("initialize", message.get("params") or {})
+
+        handles = [await client.start_task("job") for _ in range(8)]
+        await until(lambda: len(server.brain.requests("tasks/get")) >= 8)
+        server.brain.script["initialize"] = slow_initialize
+        before = sessionless(server)  # the first connection's probe and initialize
+        server.forget_sessions()
+        await until(lambda: client.session.generation == 1)
+        for handle in handles:
+            server.brain.finish(handle.task_id)
+        results = await asyncio.wait_for(asyncio.gather(*handles), 10)
+        assert [r.text for r in results] == ["done"] * 8
+        assert sessionless(server) - before == 1 and initializes(server) == 2  # the new initialize alone
+
+
+def sessionless(server) -> int:
+    return sum(1 for method, headers in server.http if method == "POST" and "mcp-session-id" not in headers)
+
+
 async def test_a_task_the_new_session_does_not_know_ends_lost_saying_why():
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         handle = await client.start_task("job")
