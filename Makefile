@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers browser demo walkthrough lab check check-ts test bench bench-tiny clean
+.PHONY: setup peers browser demo walkthrough lab check check-ts test bench bench-tiny soak clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench: setup peers
 
 bench-tiny: setup peers
 	$(BIN)/python benchmarks/run.py --tiny
+
+# The long soak (30 minutes): rounds of 200 tasks through the fault-injecting proxy; BENCHMARKS.md has a run.
+soak: setup
+	$(BIN)/python benchmarks/soak.py --minutes 30
 
 clean:
 	rm -rf $(VENV) $(PEERS)/node_modules $(PEERS)/fastmcp-venv

@@ -108,6 +108,9 @@ class Core2025Dialect(TaskDialect):
         except ProtocolError as exc:
             if isinstance(exc, InvalidMessage):
                 raise
+            known = self.task_error(exc, task_id)
+            if known is not exc:  # the server no longer knows the task (it restarted, or dropped it)
+                raise known from None
             raise TaskFailed(
                 handle.status_message or exc.message,
                 server=self.server,

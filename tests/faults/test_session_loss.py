@@ -14,7 +14,7 @@ from mcp_tasks_jupyter.session import session as session_module
 from mcp_tasks_jupyter.views.render import summary_line
 
 from .conftest import stdio_argv
-from .server import http_fault_server
+from .server import Error, http_fault_server
 
 pytestmark = pytest.mark.anyio
 
@@ -147,3 +147,16 @@ async def test_a_stdio_server_that_exits_ends_its_tasks_lost_at_once():
         with pytest.raises(mtj.TaskLost, match=r"(?s)code 3.*fatal: could not use credential") as info:
             await asyncio.wait_for(handle, 10)
         assert handle.status == "lost" and "lost contact" in str(info.value)
+
+
+async def test_a_finished_task_whose_result_the_server_no_longer_has_ends_lost_not_failed():
+    # The soak found it: a task seen completed, then the server restarted before tasks/result, which
+    # answers "Task not found". The server lost the task: the handle says so; it did not fail.
+    async with http_fault_server() as server, mtj.connect(server.url) as client:
+        handle = await client.start_task("job")
+        await until(lambda: server.brain.requests("tasks/get"))
+        server.brain.script["tasks/result"] = lambda message: Error(-32602, "Task not found: " + handle.task_id)
+        server.brain.finish(handle.task_id)
+        with pytest.raises(mtj.TaskNotFound):
+            await asyncio.wait_for(handle, 10)
+        assert handle.status == "lost"

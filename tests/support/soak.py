@@ -249,7 +249,9 @@ def _lost_by_server(plan: Plan, window: list[float]) -> bool:
     if not window or plan.started_at is None or plan.started_at > window[-1]:
         return False
     error = handle.exception()
-    return isinstance(error, (mtj.TaskLost, mtj.TaskNotFound)) and "no longer knows" in str(error)
+    if isinstance(error, mtj.TaskNotFound):
+        return True
+    return isinstance(error, mtj.TaskLost) and "no longer knows" in str(error)
 
 
 def _check(work: list[Plan], window: list[float], report: SoakReport) -> None:
@@ -269,7 +271,8 @@ def _check(work: list[Plan], window: list[float], report: SoakReport) -> None:
                 report.problems.append(f"{name}: expected cancelled, got {outcome}: {error}")
             continue
         if error is not None:
-            report.problems.append(f"{name}: expected a result, got {outcome}: {error}")
+            said = getattr(error, "error", None)
+            report.problems.append(f"{name}: expected a result, got {outcome}: {error!r} {said or ''}")
             continue
         result = handle.result()
         if plan.kind == "compute" and (
