@@ -7,13 +7,20 @@ PEERS := tests/peers
 
 .PHONY: setup peers browser demo walkthrough lab check check-ts test bench bench-tiny soak clean
 
+# The venv's packages are installed by uv (a fresh set-up in about 30 s where pip took 80; the editable
+# install still runs labextension/build_hook.py, and [tool.uv] cache-keys rebuild it when a front-end
+# source changes). pip -qq: errors only (a machine's pip.conf warnings are not ours to print).
+UV := $(BIN)/uv pip install -q --python $(BIN)/python
+
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
 
-# pip -qq: errors only (a machine's pip.conf warnings, e.g. about index locations, are not ours to print).
-setup: $(BIN)/python
-	$(BIN)/pip install -qq -e '.[demo-http,test,check]'
+$(BIN)/uv: $(BIN)/python
+	$(BIN)/pip install -qq uv
+
+setup: $(BIN)/uv
+	$(UV) -e '.[demo-http,test,check]'
 
 peers:
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
@@ -36,7 +43,7 @@ walkthrough: setup
 # The example notebooks are signed with this machine's key first, so they open trusted (their saved
 # outputs include HTML summaries), and JupyterLab opens at the quick start.
 lab: setup
-	$(BIN)/pip install -qq -e '.[lab]'
+	$(UV) -e '.[lab]'
 	$(BIN)/jupyter trust notebooks/*.ipynb >/dev/null
 	$(BIN)/jupyter lab --ip=127.0.0.1 notebooks/01-quickstart.ipynb
 
