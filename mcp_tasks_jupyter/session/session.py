@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -63,6 +64,8 @@ ANSWERED_IDS_KEPT = 1024
 ANSWER_SENDS = 8
 ANSWER_FIRST_DELAY_S = 0.25
 ANSWER_MAX_DELAY_S = 15.0
+#: Answers kept for a question asked again through a new session (the oldest are dropped).
+ANSWERS_KEPT = 256
 
 RequestHandler = Callable[[dict[str, Any], Request], Awaitable[dict[str, Any]]]
 NotificationHandler = Callable[[dict[str, Any]], None]
@@ -126,6 +129,12 @@ class Session:
         #: Server requests to answer with an error instead of their handler's answer (request id → why).
         self._refusing: dict[RequestId, str] = {}
         self._answered: collections.OrderedDict[RequestId, None] = collections.OrderedDict()
+        #: The answers given, by (method, params), with the session generation they were given in: a server
+        #: that asks the same again through a new session (the old one's answer was lost, or it re-asks
+        #: where the task is awaited) gets the same answer, and nobody is asked twice.
+        self._given: collections.OrderedDict[tuple[str, str], tuple[int, dict[str, Any]]] = (
+            collections.OrderedDict()
+        )
         self._next_id = 0
         self.background = Background(self._name)
         #: Sessions started on this connection: 0 for the first, +1 each time the server ended one.
@@ -666,9 +675,17 @@ class Session:
     async def _serve(self, request: Request) -> None:
         generation = self.generation
         handler = self.request_handlers.get(request.method)
+        asked = (request.method, json.dumps(request.params, sort_keys=True, default=str))
         try:
             if request.method == "ping":
                 reply = jsonrpc.result_response(request.id, {})
+            elif asked in self._given and self._given[asked][0] != generation:
+                log.info(
+                    "%s: %s asked again through a new session: the earlier answer is sent",
+                    self.name,
+                    request.method,
+                )
+                reply = jsonrpc.result_response(request.id, self._given[asked][1])
             elif handler is None:
                 reply = jsonrpc.error_response(
                     request.id, jsonrpc.METHOD_NOT_FOUND, f"this client does not handle {request.method}"
@@ -690,37 +707,44 @@ class Session:
             reply = jsonrpc.error_response(
                 request.id, jsonrpc.INTERNAL_ERROR, f"the client's {request.method} handler failed: {exc}"
             )
+        if "result" in reply and request.method != "ping":
+            self._given[asked] = (generation, reply["result"])
+            if len(self._given) > ANSWERS_KEPT:
+                self._given.popitem(last=False)
         await self._send_answer(request, reply, generation)
 
-    async def _send_answer(self, request: Request, reply: dict[str, Any], generation: int) -> None:
+    async def _send_answer(self, request: Request, reply: dict[str, Any], generation: int) -> bool:
         """Send the answer to a server request. One lost on the way is sent again with backoff (a
         repeated answer is harmless: the server takes the first) while the session that asked stands;
         never to a new session (it did not ask), never after a refusal (401/403, a session the server
         ended, a stdio server gone). The server withdrawing the request, or the task ending, cancels
-        this (``withdraw_serving``, ``refuse_serving``)."""
+        this (``withdraw_serving``, ``refuse_serving``). Whether the answer went out."""
         delay = ANSWER_FIRST_DELAY_S
         for attempt in range(1, ANSWER_SENDS + 1):
             try:
                 await self.transport.send(reply)
-                return
+                return True
             except (ConnectionFailed, RequestTimeout) as exc:
                 lasting = isinstance(exc, (AuthenticationFailed, SessionExpired, ServerExited)) or (
                     isinstance(exc, HTTPStatusError) and exc.status_code < 500
                 )
                 if lasting or attempt == ANSWER_SENDS or self.closed_error is not None:
                     log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
-                    return
+                    return False
                 log.info("%s: the answer to %s was lost (%s); sending it again", self.name, request.method, exc)
             except MCPError as exc:
                 log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
-                return
+                return False
             await asyncio.sleep(delay)
             delay = min(ANSWER_MAX_DELAY_S, delay * 2)
             if self.generation != generation or self.closed_error is not None:
                 log.warning(
-                    "%s: the session that asked %s has ended; its answer is dropped", self.name, request.method
+                    "%s: the session that asked %s has ended; its answer is kept in case it asks again",
+                    self.name,
+                    request.method,
                 )
-                return
+                return False
+        return False
 
 
 def _refused(exc: MCPError) -> bool:

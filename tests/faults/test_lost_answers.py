@@ -53,3 +53,23 @@ async def test_an_answer_the_server_refuses_is_not_sent_again() -> None:
         await asyncio.sleep(1.0)  # longer than the first pauses before a resend
         answers = [m for m in brain.received if "method" not in m and m.get("id") == brain.asked[0]]
         assert brain.dropped == 1 and answers == []
+
+
+async def test_a_question_asked_again_through_a_new_session_gets_the_same_answer_unasked() -> None:
+    # The soak found it: after the session was lost, the server asks the task's open question again
+    # through the new session (its answer to the old one may not have counted). Nobody is asked twice:
+    # the answer already given goes again. Within one session, the same question is asked anew.
+    person = Person()
+    brain = Brain()
+    async with http_fault_server(brain) as server, mtj.connect(server.url, elicitation_handler=person) as client:
+        handle = await client.start_task("ask")
+        await until(lambda: person.asked)
+        first = await answer(server, brain.asked[0])
+        server.forget_sessions()
+        await until(lambda: client.session.generation == 1)
+        again = brain.ask(handle.task_id)  # the same question, through the new session
+        assert (await answer(server, again))["result"] == first["result"]
+        assert len(person.asked) == 1 and len(handle.questions) == 1
+        same_session = brain.ask(handle.task_id)
+        await answer(server, same_session)
+        assert len(person.asked) == 2  # asked again in the same session: a new question
