@@ -120,7 +120,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     out = out or sys.stdout
     err = err or sys.stderr
     args = parser().parse_args(argv)
-    index = TaskIndex(args.index) if args.index else TaskIndex(default_path())
+    try:
+        index = TaskIndex(args.index) if args.index else TaskIndex(default_path())
+    except MCPError as exc:  # a location that is no file (a URL)
+        print(f"{PROG}: {plain(exc)}", file=err)
+        return 1
     try:
         return COMMANDS[args.command](args, index, out)
     except (CommandError, MCPError) as exc:

@@ -49,6 +49,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 import sqlite3
@@ -136,11 +137,33 @@ class TaskRecord:
     pid: int | None = None
 
 
+#: ``scheme://`` at the start of an index location: a URL, never a file name.
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def file_path(location: str | os.PathLike[str]) -> Path:
+    """The SQLite file an index location names; a URL (``postgresql://...``) is a UsageError naming its
+    scheme (never a file or directory named after it, which would also keep a password in a path)."""
+    text = os.fspath(location)
+    url = _URL.match(text)
+    if url is not None:
+        from ..errors import UsageError
+
+        scheme = url.group(1).lower()
+        what = (
+            "a task index on PostgreSQL is not available in this version"
+            if scheme in ("postgresql", "postgres")
+            else f"the task index cannot be reached by {scheme}://"
+        )
+        raise UsageError(f"MTJ_INDEX / index= names a {scheme}:// URL: {what}; give the path of a SQLite file")
+    return Path(text).expanduser()
+
+
 def default_path() -> Path:
     """``$MTJ_INDEX``, else ``$XDG_DATA_HOME/mcp-tasks-jupyter/tasks.sqlite3`` (``~/.local/share``)."""
     configured = os.environ.get("MTJ_INDEX")
     if configured:
-        return Path(configured).expanduser()
+        return file_path(configured)
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / "mcp-tasks-jupyter" / "tasks.sqlite3"
 
@@ -192,7 +215,7 @@ class TaskIndex:
     """The SQLite task index at ``path`` (default :func:`default_path`), opened on first use."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path) if path is not None else default_path()
+        self.path = file_path(path) if path is not None else default_path()
         self._database = IndexDatabase(self.path)
         self._writes = WriteQueue(self._database)
         self._key: bytes | None = None
