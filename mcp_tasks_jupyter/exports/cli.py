@@ -68,7 +68,9 @@ def parser() -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     top.add_argument(
-        "--index", metavar="PATH", help=f"the task index file (default: $MTJ_INDEX, else {default_path()})"
+        "--index",
+        metavar="PATH",
+        help="the task index file (default: $MTJ_INDEX, else ~/.local/share/mcp-tasks-jupyter/tasks.sqlite3)",
     )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
