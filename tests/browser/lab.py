@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+
 from tests.support.paths import PYTHON, REPO_ROOT
 from tests.support.processes import PeerProcess, free_port, python_env, spawn
 
@@ -45,6 +47,18 @@ class Lab:
 
     def page_url(self, path: str) -> str:
         return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A notebook of code ``cells`` at ``path``, for this kernel's kernelspec (``python3``)."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(code) for code in cells]
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nbformat.write(notebook, path)
 
 
 def lab_env(home: Path) -> dict[str, str]:

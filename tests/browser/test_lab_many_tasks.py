@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import nbformat
 import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab
+from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu, shot
 from tests.jupyter.kernel_harness import DEMO_COMMAND
 
@@ -31,14 +30,7 @@ SETUP = ["%load_ext mcp_tasks_jupyter", f"%mcp_connect demo {DEMO_COMMAND}", "%m
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("lab-many")
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(code) for code in SETUP]
-    notebook.metadata.kernelspec = {
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-        "name": "python3",
-    }
-    nbformat.write(notebook, root / "many.ipynb")
+    write_notebook(root / "many.ipynb", SETUP)
     with running_lab(root, tmp_path_factory.mktemp("lab-many-home")) as server:
         yield server
 

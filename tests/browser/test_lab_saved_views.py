@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from playwright.sync_api import ConsoleMessage, Page, expect, sync_playwright
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab
+from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu
 from tests.jupyter.kernel_harness import DEMO_COMMAND
 
@@ -36,22 +36,11 @@ CELLS = [
 ]
 
 
-def _notebook(cells: list[str]) -> nbformat.NotebookNode:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(code) for code in cells]
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    return notebook
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("saved-root")
     for theme in ("light", "dark"):
-        nbformat.write(_notebook(CELLS), root / f"saved-{theme}.ipynb")
+        write_notebook(root / f"saved-{theme}.ipynb", CELLS)
     with running_lab(root, tmp_path_factory.mktemp("saved-home")) as server:
         yield server
 

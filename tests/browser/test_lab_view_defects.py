@@ -14,11 +14,10 @@ import json
 import re
 from collections.abc import Iterator
 
-import nbformat
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab
+from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu
 
 pytestmark = pytest.mark.timeout(600)
@@ -41,22 +40,11 @@ CELLS = [
 ]
 
 
-def _notebook(cells: list[str]) -> nbformat.NotebookNode:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(code) for code in cells]
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    return notebook
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("defects-root")
-    nbformat.write(_notebook(CELLS), root / "defects.ipynb")
-    nbformat.write(_notebook(["1 + 1"]), root / "empty.ipynb")
+    write_notebook(root / "defects.ipynb", CELLS)
+    write_notebook(root / "empty.ipynb", ["1 + 1"])
     home = tmp_path_factory.mktemp("defects-home")
     # every notification shows, the cell in view or not (the batch's cell is in view here)
     settings = home / "settings" / "mcp-tasks-jupyter" / "notifications.jupyterlab-settings"

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import nbformat
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab
+from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
 from tests.support.auth_demo import AuthDemo, start_auth_demo
 from tests.support.paths import REPO_ROOT
 
@@ -35,17 +34,7 @@ def demo() -> Iterator[AuthDemo]:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, demo: AuthDemo) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("sign-in-root")
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext mcp_tasks_jupyter"),
-        nbformat.v4.new_code_cell(f"%mcp_connect secure {demo.url}"),
-    ]
-    nbformat.write(notebook, root / "sign-in.ipynb")
+    write_notebook(root / "sign-in.ipynb", ["%load_ext mcp_tasks_jupyter", f"%mcp_connect secure {demo.url}"])
     with running_lab(root, tmp_path_factory.mktemp("sign-in-home")) as server:
         yield server
 

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 from playwright.sync_api import Locator, Page, expect, sync_playwright
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab
+from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu, sidebar_row
 
 pytestmark = pytest.mark.timeout(600)
@@ -47,14 +47,7 @@ WHITE = "rgb(255, 255, 255)"
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("views-root")
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(code) for code in CELLS]
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nbformat.write(notebook, root / "views.ipynb")
+    write_notebook(root / "views.ipynb", CELLS)
     with running_lab(root, tmp_path_factory.mktemp("views-home")) as server:
         yield server
 
