@@ -18,9 +18,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_tasks_jupyter"
 ALLOWED: dict[tuple[str, str], str] = {
     # namedtuple's public API is underscored so that it cannot clash with a field's name
     ("demo/auth_server.py", "_replace"): "urllib's SplitResult is a namedtuple: _replace is its public API",
-    # IPython names no public object for its asyncio cell runner; ``is`` against it tells whether
-    # cells are awaited on the kernel's own loop (transform.py rewrites them only then).
-    ("jupyter/transform.py", "_asyncio_runner"): "IPython's asyncio cell runner has no public name",
 }
 #: Underscored names that are public by convention (the dunders and IPython's display hooks).
 CONVENTION = ("__",)
@@ -66,9 +63,54 @@ def test_the_allowance_names_reaches_that_exist() -> None:
         assert reason and name in (PACKAGE / where).read_text(), (where, name)
 
 
-def _writes_to_handles() -> list[str]:
-    """Assignments ``<x>.<attr> = ...`` where ``attr`` is a TaskHandle property, outside tasks/handle.py."""
+#: What changes a list, dict or deque in place.
+MUTATORS = frozenset(
+    {
+        "append",
+        "appendleft",
+        "extend",
+        "insert",
+        "pop",
+        "popleft",
+        "popitem",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+    }
+)
+
+
+def _handle_fields() -> set[str]:
+    """A TaskHandle's properties and the containers it keeps (``logs``, ``pending_input``, ...: set on
+    ``self`` in ``__init__``, public and not underscored)."""
     fields = {name for name, value in vars(TaskHandle).items() if isinstance(value, property)}
+    tree = ast.parse((PACKAGE / "tasks" / "handle.py").read_text())
+    handle = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "TaskHandle")
+    init = next(n for n in handle.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    for node in ast.walk(init):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Attribute) and _own(target.value) and not target.attr.startswith("_"):
+                    fields.add(target.attr)
+    return fields
+
+
+def _of_a_handle(node: ast.expr, fields: set[str]) -> bool:
+    """Whether ``node`` is ``<handle>.<field>`` (a handle goes by ``handle``, ``h``, ``task`` or ``item``)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("handle", "h", "task", "item")
+        and node.attr in fields
+    )
+
+
+def _writes_to_handles() -> list[str]:
+    """Writes of a handle's state outside tasks/handle.py: ``<x>.<field> = ...`` (also augmented,
+    ``del``, an item of it: ``handle.pending_input[key] = ...``) and in-place changes of the
+    containers it keeps (``handle.pending_input.clear()``)."""
+    fields = _handle_fields()
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         where = path.relative_to(PACKAGE).as_posix()
@@ -76,18 +118,22 @@ def _writes_to_handles() -> list[str]:
             continue  # the demo server never holds a TaskHandle (its tasks are its own records)
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             targets: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
+            if isinstance(node, (ast.Assign, ast.Delete)):
                 targets = [t for target in node.targets for t in _flat(target)]
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
                 targets = [node.target]
             for target in targets:
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id in ("handle", "h", "task", "item")
-                    and target.attr in fields
-                ):
-                    found.append(f"{where}:{node.lineno}: {target.value.id}.{target.attr} = ...")
+                while isinstance(target, ast.Subscript):
+                    target = target.value
+                if _of_a_handle(target, fields):
+                    found.append(f"{where}:{node.lineno}: {ast.unparse(target)} written")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in MUTATORS
+                and _of_a_handle(node.func.value, fields)
+            ):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node.func)}()")
     return found
 
 

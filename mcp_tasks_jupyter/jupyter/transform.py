@@ -151,11 +151,10 @@ class AwaitMagics:
         if not getattr(self.shell, "autoawait", False):
             return False
         runner = getattr(self.shell, "loop_runner", None)
-        try:
-            from IPython.core.async_helpers import _asyncio_runner
-        except ImportError:  # pragma: no cover - an IPython without it cannot await cells
-            return False
-        return runner is _asyncio_runner
+        # IPython names its cell runners in ``loop_runner_map`` (what ``%autoawait asyncio`` picks):
+        # cells are awaited on the kernel's own loop only with the asyncio one.
+        asyncio_runner = getattr(self.shell, "loop_runner_map", {}).get("asyncio", (None,))[0]
+        return runner is not None and runner is asyncio_runner
 
     def provide_helper(self) -> None:
         """Put the helper in the user namespace (again, e.g. after ``%reset``)."""
