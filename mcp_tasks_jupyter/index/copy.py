@@ -4,10 +4,10 @@ Each row keeps its id (a random 63-bit number, ``task_index.py``), and is insert
 not there yet (``ON CONFLICT (id) DO NOTHING``), in one transaction: copying twice leaves the same rows,
 and a row the target already has (copied before, or recorded there since) is left as the target has it.
 
-The result cache's ``args_key`` is a keyed hash under the source's key; where the target's key differs
-(the team's), a row whose stored arguments are whole (no value redacted) gets its key under the target's,
-so that the copied results are cache hits for the team; a row with a redacted argument cannot be
-re-keyed (its secret is not stored) and is copied without one (it never matches the cache).
+The result cache's ``args_key`` is a keyed hash under the source's key: a row whose stored arguments are
+whole (no value redacted) gets its key made again under the target's (the team's), so that the copied
+results are cache hits for the team; a row with a redacted argument cannot be (its secret is not stored):
+it keeps its key where both indexes share one, and is copied without one otherwise (it never matches).
 """
 
 from __future__ import annotations
@@ -58,18 +58,18 @@ def copy_rows(
     source: IndexBackend,
     target: IndexBackend,
     timeout_ms: int,
-    rekey: Callable[[dict[str, Any]], str] | None = None,
+    rekey: Callable[[dict[str, Any]], str],
+    same_key: bool,
 ) -> tuple[int, int]:
     """Copy every row of ``source`` into ``target`` (see the module docstring); (copied, already there).
-    ``rekey`` gives a whole row's ``args_key`` under the target's key (None: the keys are the same).
+    ``rekey`` gives a whole row's ``args_key`` under the target's key; ``same_key``: both use one key.
     Raises the backends' errors."""
     names = ", ".join(COLUMNS)
     db = source.connection(timeout_ms)
     rows = [
         tuple(row) for row in source.execute(db, f"SELECT {names} FROM tasks ORDER BY recorded_at, id").fetchall()
     ]
-    if rekey is not None:
-        rows = [_rekeyed(row, rekey) for row in rows]
+    rows = [_rekeyed(row, rekey, same_key) for row in rows]
     marks = ", ".join("?" * len(COLUMNS))
     insert = f"INSERT INTO tasks ({names}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING"
     copied = 0
@@ -80,11 +80,13 @@ def copy_rows(
     return copied, len(rows) - copied
 
 
-def _rekeyed(row: tuple[Any, ...], rekey: Callable[[dict[str, Any]], str]) -> tuple[Any, ...]:
+def _rekeyed(row: tuple[Any, ...], rekey: Callable[[dict[str, Any]], str], same_key: bool) -> tuple[Any, ...]:
     arguments = row[_ARGUMENTS]
-    whole = isinstance(arguments, str) and json.dumps(REDACTED) not in arguments
+    kept = row[_ARGS_KEY] if same_key else ""
+    if not isinstance(arguments, str) or json.dumps(REDACTED) in arguments:
+        return (*row[:_ARGS_KEY], kept, *row[_ARGS_KEY + 1 :])
     try:
-        key = rekey(json.loads(arguments)) if whole else ""
+        key = rekey(json.loads(arguments))
     except ValueError:
-        key = ""
+        key = kept
     return (*row[:_ARGS_KEY], key, *row[_ARGS_KEY + 1 :])

@@ -250,25 +250,30 @@ class TaskIndex:
 
     @property
     def key(self) -> bytes:
-        """The key of the cache's argument digests (``index_key.py``): the team's (``MTJ_INDEX_KEY`` or
-        ``MTJ_INDEX_KEY_FILE``), else the installation key next to a SQLite file, else (a database on a
-        server) this user's own key in :func:`data_dir`, read or made on first use. Raises OSError or
+        """The key of the cache's argument digests (``index_key.py``): a SQLite file's installation key
+        next to it (shared by whoever shares the file); for a database on a server the team's
+        (``MTJ_INDEX_KEY`` or ``MTJ_INDEX_KEY_FILE``), else this user's own key in :func:`data_dir`
+        (said once: others' records are then never hits); read or made on first use. Raises OSError or
         ValueError when it can neither be read nor made."""
         if self._key is None:
-            team = index_key.team_key()
+            if self.path is not None:
+                self._key = index_key.installation_key(index_key.key_path(self.path))
+                return self._key
+            try:
+                team = index_key.team_key()
+                why = f"neither {index_key.KEY_ENV} nor {index_key.KEY_FILE_ENV} is set"
+            except (OSError, ValueError) as exc:
+                team, why = None, f"the team key cannot be used ({exc})"
             if team is not None:
                 self._key = team
-            elif self.path is not None:
-                self._key = index_key.installation_key(index_key.key_path(self.path))
-            else:
-                own = data_dir() / "shared-index.key"
-                self._key = index_key.installation_key(own)
-                self._say_once(
-                    "no team key",
-                    f"the task index {self.describe()} is shared, but neither {index_key.KEY_ENV} nor "
-                    f"{index_key.KEY_FILE_ENV} is set: the result cache matches calls under this user's own "
-                    f"key ({own}), so other people's records are never cache hits",
-                )
+                return self._key
+            own = data_dir() / "shared-index.key"
+            self._key = index_key.installation_key(own)
+            self._say_once(
+                "no team key",
+                f"the task index {self.describe()} is shared, but {why}: the result cache matches calls under "
+                f"this user's own key ({own}), so other people's records are never cache hits",
+            )
         return self._key
 
     def _say_once(self, what: str, message: str) -> None:
@@ -302,9 +307,14 @@ class TaskIndex:
 
         source.flush()
         self.flush()
-        rekey = None if source.key == self.key else self.arguments_key
         try:
-            return copy_rows(source.database, self._database, BLOCKING_BUSY_TIMEOUT_MS, rekey)
+            return copy_rows(
+                source.database,
+                self._database,
+                BLOCKING_BUSY_TIMEOUT_MS,
+                self.arguments_key,
+                source.key == self.key,
+            )
         except (*source.database.errors, *self._database.errors) as exc:
             raise ConnectionFailed(
                 f"the task index {source.describe()} could not be copied into {self.describe()}: "
