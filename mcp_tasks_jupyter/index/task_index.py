@@ -1,4 +1,6 @@
-"""The task index: a small local SQLite record of every task a client started (pure stdlib).
+"""The task index: a record of every task a client started, in a local SQLite file or a team's PostgreSQL
+database (``MTJ_INDEX=postgresql://...``; ``postgres.py``). One interface, two backends (``backend.py``):
+everything below holds on both, but for the journal (SQLite only) and where the cache's key comes from.
 
 One row per task: the server's identity (connection name, URL or command as shown, protocol,
 dialect, the software and version it reported — never header or env values), the tool, its arguments
