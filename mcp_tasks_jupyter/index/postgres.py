@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -50,6 +51,9 @@ CONNECT_DEFAULTS = {
     "tcp_user_timeout": TCP_USER_TIMEOUT_MS,
     "application_name": "mcp-tasks-jupyter",
 }
+#: A connection idle longer than this is checked (one empty statement) before it is used: a server restarted
+#: meanwhile closed it, and the first statement would fail.
+CHECK_IDLE_S = 1.0
 #: SQL types of the columns the shared history names in SQLite's words.
 TYPES = {"TEXT": "TEXT", "REAL": "DOUBLE PRECISION", "INTEGER": "BIGINT"}
 #: SQLSTATEs of a refused sign-in (a wrong password, an unknown user): never worth retrying.
@@ -126,6 +130,7 @@ class PostgresDatabase:
         self._url = location.url
         self._lock = threading.Lock()
         self._connections: dict[int, psycopg.Connection[Any]] = {}
+        self._used: dict[int, float] = {}
         self._migrated = False
 
     def __repr__(self) -> str:
@@ -135,7 +140,9 @@ class PostgresDatabase:
         me = threading.get_ident()
         with self._lock:
             db = self._connections.get(me)
-        if db is not None and not (db.closed or db.broken):
+            used = self._used.get(me, 0.0)
+        if db is not None and not (db.closed or db.broken) and self._alive(db, used):
+            self._used[me] = time.monotonic()
             return db
         if db is not None:
             self._forget(me, db)
@@ -150,7 +157,19 @@ class PostgresDatabase:
             raise
         with self._lock:
             self._connections[me] = db
+            self._used[me] = time.monotonic()
         return db
+
+    @staticmethod
+    def _alive(db: psycopg.Connection[Any], used: float) -> bool:
+        """Whether a connection idle since ``used`` still works (checked only after :data:`CHECK_IDLE_S`)."""
+        if time.monotonic() - used < CHECK_IDLE_S:
+            return True
+        try:
+            db.execute("")
+        except psycopg.Error:
+            return False
+        return True
 
     def _defaults(self) -> dict[str, Any]:
         given = conninfo_to_dict(self._url)
@@ -160,6 +179,7 @@ class PostgresDatabase:
         with self._lock:
             if self._connections.get(thread) is db:
                 del self._connections[thread]
+                self._used.pop(thread, None)
         try:
             db.close()
         except psycopg.Error:

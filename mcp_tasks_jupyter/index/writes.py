@@ -363,8 +363,12 @@ class WriteQueue:
         return {change.row for change, _ in outcome.dropped}
 
     def flush_unless_due(self) -> None:
-        """Write what is pending now (a read is about to run) unless a retry is already scheduled."""
-        if (self._pending or self._inflight is not None) and not self._retry_due():
+        """Write what is pending now (a read is about to run, or the loop is about to stop) unless a retry is
+        already scheduled; a batch the writer's thread has is waited for first (as long as a read may wait)."""
+        if not (self._pending or self._inflight is not None) or self._retry_due():
+            return
+        self._settle_inflight(read_timeout_ms())
+        if self._pending and not self._retry_due():
             self.flush(write_timeout_ms())
 
     def close(self) -> None:
@@ -372,6 +376,10 @@ class WriteQueue:
         still cannot be written. The queue can be used again afterwards."""
         self._cancel_timer()
         self.flush(BLOCKING_BUSY_TIMEOUT_MS)
+        if self._pending and self.database.blocking:
+            self.flush(
+                BLOCKING_BUSY_TIMEOUT_MS
+            )  # once more: the first may have met a connection the server closed
         self._cancel_timer()
         self._settle_inflight(BLOCKING_BUSY_TIMEOUT_MS)
         if self._pending:
