@@ -103,14 +103,14 @@ def parser() -> argparse.ArgumentParser:
     filters(listing)
     listing.add_argument("--json", action="store_true", help="one JSON object per line (the export's rows)")
     show = commands.add_parser("show", help="everything recorded about one task")
-    show.add_argument("id", metavar="ID")
+    show.add_argument("id", metavar="ID", nargs="?")
     show.add_argument("--json", action="store_true", help="as one JSON object")
     result = commands.add_parser("result", help="a task's result: stored, or fetched from its HTTP server")
-    result.add_argument("id", metavar="ID")
+    result.add_argument("id", metavar="ID", nargs="?")
     result.add_argument("--json", action="store_true", help="the raw CallToolResult as JSON")
     remote(result)
     cancel = commands.add_parser("cancel", help="ask the task's HTTP server to cancel it")
-    cancel.add_argument("id", metavar="ID")
+    cancel.add_argument("id", metavar="ID", nargs="?")
     remote(cancel)
     exporting = commands.add_parser(
         "export", help="write the provenance of the tasks (JSON Lines, or CSV by .csv)"
@@ -129,11 +129,26 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, where an ID may begin with ``-`` (task ids are random base64url: some do) without
+    argparse taking it for an option."""
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    wants_id = "id" in vars(args)
+    if wants_id and args.id is None and len(extra) == 1 and extra[0].startswith("-") and extra[0] != "--":
+        args.id, extra = extra[0], []
+    if extra:
+        top.error(f"unrecognized arguments: {' '.join(extra)}")
+    if wants_id and args.id is None:
+        top.error(f"{args.command}: the following arguments are required: ID")
+    return args
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one command; the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
-    args = parser().parse_args(argv)
+    args = parse(argv)
     try:
         index = TaskIndex(args.index or None)
     except MCPError as exc:  # a location that is neither a file nor a PostgreSQL URL

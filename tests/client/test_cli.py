@@ -114,6 +114,9 @@ def test_list_show_result_cancel_export_clear(tmp_path: Path, index_env: str) ->
             and failed.stderr.count("\n") == 1
         )
     assert cli("list", "--status", "bogus", ok=False).returncode == 2
+    assert cli("show", ok=False).returncode == 2 and cli("show", "1", "--bogus", ok=False).returncode == 2
+    # a task id may begin with "-" (random base64url): it is an ID, not an option
+    assert "no task '-x9'" in cli("show", "-x9", ok=False).stderr
 
     out = tmp_path / "all.csv"
     assert cli("export", str(out)).stdout.strip() == f"exported the provenance of 5 tasks to {out}"
