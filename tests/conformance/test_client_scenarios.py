@@ -71,8 +71,15 @@ AUTH_CASES = (
     + [(f"auth/{s}", "2026-07-28") for s in AUTH_2026_07_28]
 )
 
-#: The [extension] scenarios passed so far; they run at the runner's default version ("default").
-AUTH_EXTENSIONS = ["client-credentials-basic"]
+#: The [extension] scenarios (`conformance list`); they run at the runner's default version ("default").
+AUTH_EXTENSIONS = [
+    "client-credentials-basic",
+    "client-credentials-jwt",
+    "wif-jwt-bearer",
+    "enterprise-managed-authorization",
+    "dpop",
+    "dpop-nonce",
+]
 
 CASES = (
     [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25]
