@@ -23,7 +23,7 @@ from joserfc import jwk, jwt
 from joserfc.errors import JoseError
 
 from ..errors import UsageError
-from ..redact import register
+from ..redact import register, register_all
 
 #: The client assertion's type (RFC 7523 section 2.2).
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -55,7 +55,7 @@ def private_key(text: str | None, path: str | os.PathLike[str] | None, algorithm
         text = _read_key_file(Path(path))
     if not text:
         raise UsageError("OAuth: private_key_jwt needs private_key or private_key_file")
-    register(text.strip())
+    register_key_text(text)
     try:
         if text.lstrip().startswith("{"):
             key, default = _from_jwk(text)
@@ -71,6 +71,15 @@ def private_key(text: str | None, path: str | os.PathLike[str] | None, algorithm
     d = key.as_dict(private=True).get("d")
     register(d if isinstance(d, str) else None)
     return SigningKey(key, algorithm or default)
+
+
+def register_key_text(text: str | None) -> None:
+    """Register a key's text as a secret: whole, and each line of a PEM body (a message quoting part
+    of it shows no line of it either)."""
+    if not text:
+        return
+    register(text.strip())
+    register_all(line.strip() for line in text.splitlines() if not line.startswith("-----"))
 
 
 def _read_key_file(path: Path) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..redact import register
+from .assertions import register_key_text
 
 #: How a sign-in link reaches a person: called with the authorization URL; may be ``async``.
 OpenURL = Callable[[str], "Awaitable[Any] | Any"]
@@ -113,8 +114,9 @@ class OAuth:
     dpop: bool | None = None
 
     def __post_init__(self) -> None:
-        for secret in (self.client_secret, self.private_key, self.idp_client_secret):
+        for secret in (self.client_secret, self.idp_client_secret):
             register(secret)
+        register_key_text(self.private_key)
         if isinstance(self.assertion, str):
             register(self.assertion)
         if self.grant not in GRANTS:

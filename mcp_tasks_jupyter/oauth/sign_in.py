@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 MAX_SIGN_INS = 3
 SIGN_IN_WINDOW_S = 300.0
 MAX_STEP_UPS = 2
+#: A refused headless grant is not asked again for this long: requests in that time fail with its error
+#: (no retry storm at the token endpoint; a rotated identity token is used after it).
+HEADLESS_REFUSAL_HOLD_S = 60.0
 HTTP_TIMEOUT_S = 10.0
 #: Refresh this long before expiry (at most; a fifth of a short token's life).
 REFRESH_MARGIN_S = 60.0
@@ -103,6 +106,8 @@ class OAuthSignIn:
         self._proving: DPoPKey | None = None
         self._access_token = ""
         self._rs_nonce: str | None = None
+        #: When the headless grant was last refused, and how (it is not asked again for a while).
+        self._refused: tuple[float, SignInFailed] | None = None
         if self._record.tokens is not None:
             self._use(self._record.tokens, save=False)
 
@@ -168,6 +173,7 @@ class OAuthSignIn:
     async def sign_in(self) -> None:
         """Sign in now (even with a token in hand), e.g. ``%mcp_login``."""
         async with self._lock:
+            self._refused = None
             try:
                 await self._sign_in(None, self._record.scopes or None)
             except _NoOAuth:
@@ -279,6 +285,8 @@ class OAuthSignIn:
 
     async def _sign_in(self, challenge: Challenge | None, wanted: list[str] | None) -> None:
         now = time.monotonic()
+        if self._refused is not None and now - self._refused[0] < HEADLESS_REFUSAL_HOLD_S:
+            raise self._refused[1]
         if len(self._sign_ins) == MAX_SIGN_INS and now - self._sign_ins[0] < SIGN_IN_WINDOW_S:
             raise SignInFailed(
                 f"the server refused the tokens of {MAX_SIGN_INS} sign-ins in a row; check that this account "
@@ -298,9 +306,13 @@ class OAuthSignIn:
             if self.settings.headless:
                 scopes = self._scopes(challenge, metadata, wanted)
                 indicator = self._record.indicator or self.key
-                client, tokens = await headless_tokens(
-                    http, self.settings, metadata, scopes, indicator, self.server, proofs
-                )
+                try:
+                    client, tokens = await headless_tokens(
+                        http, self.settings, metadata, scopes, indicator, self.server, proofs
+                    )
+                except SignInFailed as exc:
+                    self._refused = (time.monotonic(), exc)
+                    raise
                 self._record.client = client
                 self._record.scopes = scopes
                 self._use(tokens)

@@ -127,9 +127,10 @@ def oauth_for(scenario: str, context: dict, store: str) -> mtj.OAuth:
         )
     if scenario == "auth/wif-jwt-bearer":
         # The workload's token as a platform hands it over: a file, read at each sign-in.
+        # MTJ_CONFORMANCE_WIF_TOKEN picks another of the context's tokens (expired_jwt, wrong_audience_jwt).
         token_file = os.path.join(store, "workload-token")
         with open(token_file, "w", encoding="utf-8") as f:
-            f.write(context["valid_jwt"])
+            f.write(context[os.environ.get("MTJ_CONFORMANCE_WIF_TOKEN", "valid_jwt")])
         return mtj.OAuth(
             grant="jwt_bearer", client_id=context.get("client_id"), assertion_file=token_file, token_store=store
         )
