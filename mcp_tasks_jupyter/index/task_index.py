@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..redact import redact_arguments
 from ..tasks.status import FINISHED as FINISHED_STATUSES, shown_status
-from . import key as index_key
+from . import key as index_key, unwritten
 from .backend import IndexBackend
 from .database import SCHEMA_VERSION, IndexDatabase
 from .location import IndexLocation, parse_location
@@ -221,7 +221,9 @@ class TaskIndex:
         #: The SQLite file (None for a database on a server).
         self.path: Path | None = self.location.path
         self._database = _backend(self.location)
-        self._writes = WriteQueue(self._database)
+        # What a closing index could not write to its database (on a server) waits in a file of this user's.
+        kept = unwritten.file_for(self.location.shown, data_dir()) if self._database.blocking else None
+        self._writes = WriteQueue(self._database, kept)
         self._key: bytes | None = None
         self._last_recorded = 0.0
         self._said: set[str] = set()

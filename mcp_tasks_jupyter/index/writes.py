@@ -10,18 +10,19 @@ another process's lock; where a statement waits on the network (PostgreSQL: ``ba
 written on a thread of its own (one per index, :class:`Writer`), and the loop only hears how it went.
 
 A batch that meets a busy or unreachable database (``backend.is_transient``) is kept, merged per row (the
-row's latest state wins; an update of a row whose insert waits goes into that insert), and tried again
-from the loop (``call_later``), backing off from :data:`FIRST_RETRY_S` to :data:`MAX_RETRY_S`. Bounds:
-at most :data:`MAX_PENDING_ROWS` rows wait (each may hold a task's result); past it the oldest row's
-change is given up, logged as an error naming it. A SQLite change that waited :data:`GIVE_UP_S` is given
-up too (someone's transaction left open); an unreachable PostgreSQL server only ever costs the bound: its
-rows wait until it is back, and one warning says so (and one line when it is back), not one per write.
-``close()`` writes what is left, waiting up to :data:`BLOCKING_BUSY_TIMEOUT_MS`; what it still cannot
-write is given up, logged. Without a running loop (plain scripts) a write may block up to
-:data:`BLOCKING_BUSY_TIMEOUT_MS`, and a change still kept is retried with the next write, read or
-``close()``. A failure that does not pass by itself (a read-only file, a wrong password) drops the rows it
-concerns (a batch that fails so is written again row by row, so only the failing rows go), logged, as
-the index must never break a task.
+row's latest state wins; an update of a row whose insert waits goes into that insert), and tried again from
+the loop (``call_later``), backing off from :data:`FIRST_RETRY_S` to :data:`MAX_RETRY_S`. Bounds: at most
+:data:`MAX_PENDING_ROWS` rows wait (each may hold a task's result); past it the oldest row's change is given
+up, logged as an error naming it. A SQLite change that waited :data:`GIVE_UP_S` is given up too (someone's
+transaction left open); an unreachable PostgreSQL server only ever costs the bound: its rows wait until it is
+back, and one warning says so (and one line when it is back), not one per write. ``close()`` writes what is
+left, waiting up to :data:`BLOCKING_BUSY_TIMEOUT_MS`; what it still cannot write to an unreachable database
+goes to a file of this user's (``unwritten.py``), which the next process opening that index writes; anything
+else it cannot write is given up, logged. Without a running loop (plain scripts) a write may block up to
+:data:`BLOCKING_BUSY_TIMEOUT_MS`, and a change still kept is retried with the next write, read or ``close()``.
+A failure that does not pass by itself (a read-only file, a wrong password) drops the rows it concerns (a
+batch that fails so is written again row by row, so only the failing rows go), logged, as the index must never
+break a task.
 
 Inserts are upserts (``ON CONFLICT (id) DO UPDATE``): a batch sent again after a connection broke
 before its commit was confirmed leaves each row once.
@@ -38,8 +39,10 @@ import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from . import unwritten
 from .backend import IndexBackend
 from .location import IndexLocation
 
@@ -216,7 +219,9 @@ class InFlight:
 class WriteQueue:
     """The changes of an index's rows not written yet, and when to try again (see the module docstring)."""
 
-    def __init__(self, database: IndexBackend) -> None:
+    def __init__(self, database: IndexBackend, unwritten_file: Path | None = None) -> None:
+        """``unwritten_file``: where what cannot be written at :meth:`close` waits for the next process
+        (``unwritten.py``; None: it is given up, logged). What waits there already is taken in now."""
         self.database = database
         self.where = database.location.shown
         self._pending: dict[int, RowChange] = {}  # oldest first
@@ -230,7 +235,32 @@ class WriteQueue:
         self._inflight: InFlight | None = None
         #: Since when the database has been out of reach (None: it is not known to be), and why.
         self.unreachable_since: float | None = None
+        self._unwritten_file = unwritten_file
+        #: The files whose changes were taken in, deleted once nothing is pending.
+        self._taken: list[Path] = []
+        if unwritten_file is not None:
+            self._take_unwritten(unwritten_file)
         _queues.add(self)
+
+    def _take_unwritten(self, path: Path) -> None:
+        try:
+            changes, self._taken = unwritten.take(path)
+        except OSError as exc:
+            log.warning("the task index %s: the records kept in %s cannot be read: %s", self.where, path, exc)
+            return
+        for kept in changes:
+            change = self._pending.get(kept.row)
+            if change is None:
+                self._pending[kept.row] = RowChange(kept.row, kept.insert, dict(kept.sets))
+            else:
+                self._pending[kept.row] = change.then(RowChange(kept.row, kept.insert, dict(kept.sets)))
+        if changes:
+            log.warning(
+                "the task index %s: %d record change(s) an earlier process could not write before it closed "
+                "are written now",
+                self.where,
+                len(changes),
+            )
 
     def __len__(self) -> int:
         return len(self._pending) + (len(self._inflight.batch) if self._inflight is not None else 0)
@@ -382,10 +412,31 @@ class WriteQueue:
             )  # once more: the first may have met a connection the server closed
         self._cancel_timer()
         self._settle_inflight(BLOCKING_BUSY_TIMEOUT_MS)
+        if self._pending and self.unreachable_since is not None and self._unwritten_file is not None:
+            self._keep_unwritten(self._unwritten_file)
         if self._pending:
             what = "unreachable" if self.unreachable_since is not None else "busy"
             self._give_up(list(self._pending.values()), f"the index was closed while its database was {what}")
         self._writer.close()
+
+    def _keep_unwritten(self, path: Path) -> None:
+        """Put what is pending into ``path`` for the next process that opens this index (see ``unwritten.py``)."""
+        changes = [unwritten.Unwritten(c.row, c.insert, c.sets) for c in self._pending.values()]
+        try:
+            unwritten.keep(path, changes)
+        except (OSError, TypeError, ValueError) as exc:
+            log.error("the task index %s: what it could not write cannot be kept in %s: %s", self.where, path, exc)
+            return
+        self._pending.clear()
+        unwritten.done(self._taken)  # what they held is in the file again, with what came later
+        self._taken = []
+        log.warning(
+            "the task index %s could not be reached when it closed: %d record change(s) are kept in %s and "
+            "written the next time this index is opened (a kernel, or mcp-tasks list)",
+            self.where,
+            len(changes),
+            path,
+        )
 
     # -- outcomes ----------------------------------------------------------------------------------
 
@@ -410,6 +461,9 @@ class WriteQueue:
         if written or outcome.dropped:
             self._delay = FIRST_RETRY_S
             self._cancel_timer()
+        if self._taken and not self._pending and self._inflight is None:
+            unwritten.done(self._taken)
+            self._taken = []
 
     def _keep(self, exc: BaseException) -> None:
         if self.database.gives_up:

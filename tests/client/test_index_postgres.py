@@ -122,6 +122,34 @@ def test_records_kept_while_away_are_bounded_and_the_oldest_given_up(
     assert [r.task_id for r in TaskIndex(url).records()] == ["b1", "b2"]
 
 
+def test_records_still_unwritten_when_the_index_closes_are_written_by_the_next_process(
+    own_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(index_writes, "BLOCKING_BUSY_TIMEOUT_MS", 100)
+    url = own_server.database()
+    index = TaskIndex(url)
+    index.check()
+    before = index.add(DEMO, "slow_compute", {"i": 0}, task_id="u0")
+    assert before is not None and index.pending() == 0
+    own_server.stop()
+    with caplog.at_level(logging.WARNING, logger="mcp_tasks_jupyter"):
+        later = index.add(DEMO, "slow_compute", {"i": 1}, task_id="u1")
+        assert later is not None
+        index.update(before, task_id="u0", status="completed", status_message=None, result={"content": []})
+        index.close()  # as at a kernel's exit: the database is still away
+    [kept] = (tmp_path / "data" / "mcp-tasks-jupyter" / "unwritten").glob("*.jsonl")
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert own_server.password not in kept.read_text() and own_server.password not in caplog.text
+    said = [r.getMessage() for r in caplog.records if "kept in" in r.getMessage()]
+    assert len(said) == 1 and "2 record change(s)" in said[0], caplog.text
+    assert not any("gave up" in r.getMessage() for r in caplog.records)
+    own_server.start()
+    records = {r.task_id: r for r in TaskIndex(url).records()}  # the next process to open it
+    assert set(records) == {"u0", "u1"} and records["u0"].status == "completed"
+    assert not list(kept.parent.iterdir())  # written, so no longer kept
+    assert {r.task_id for r in TaskIndex(url).records()} == {"u0", "u1"}  # each once
+
+
 # -- the team's cache --------------------------------------------------------------------------------
 
 MACHINE = """
@@ -190,6 +218,15 @@ def test_the_team_key_makes_another_machines_call_a_cache_hit(
     assert postgres_server.password not in said
     records = TaskIndex(url).records()
     assert len(records) == 3  # a, c and d ran it; the hit (b) made no record of its own
+    # A fifth home sees everyone's tasks in mcp-tasks list and exports one provenance file of them all.
+    elsewhere = {"HOME": str(tmp_path / "e"), "XDG_DATA_HOME": str(tmp_path / "e" / "data"), "MTJ_INDEX": url}
+    listed = cli("list", env=elsewhere)
+    assert listed.returncode == 0 and listed.stdout.count("slow_compute") == 3, listed.stdout + listed.stderr
+    exported = cli("export", str(tmp_path / "team.jsonl"), env=elsewhere)
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in (tmp_path / "team.jsonl").read_text().splitlines()]
+    assert sorted(row["record"] for row in rows) == sorted(r.id for r in records)
+    assert postgres_server.password not in listed.stdout + exported.stdout + (tmp_path / "team.jsonl").read_text()
 
 
 # -- schema versions, copying a machine's index in -------------------------------------------------
