@@ -74,10 +74,10 @@ test: setup peers browser postgres
 check-ts:
 	cd labextension && { test -d node_modules || npm ci --no-audit --no-fund --loglevel=error; } && npm run lint && npm test
 
-bench: setup peers
+bench: setup peers postgres
 	$(BIN)/python benchmarks/run.py
 
-bench-tiny: setup peers
+bench-tiny: setup peers postgres
 	$(BIN)/python benchmarks/run.py --tiny
 
 # The long soak (30 minutes): rounds of 200 tasks through the fault-injecting proxy; BENCHMARKS.md has a run.
