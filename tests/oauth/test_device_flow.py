@@ -89,10 +89,11 @@ async def test_device_code_sign_in_runs_a_task_and_shows_no_code_or_token(
     wire.install(monkeypatch)
     person = Person()
     store = tmp_path / "tokens"
-    with start_auth_demo(*FAST) as demo:
+    with start_auth_demo(*FAST, token_ttl=2) as demo:
         auth = mtj.OAuth(grant="device_code", open_url=person, token_store=store)
         async with mtj.connect(demo.url, auth=auth, name="lab") as client:
-            task = await client.start_task("slow_compute", {"seconds": 1})
+            first = kept_tokens(store)
+            task = await client.start_task("slow_compute", {"seconds": 4})
             result = await task
             assert not result.is_error, result.text
             described = json.dumps(client.describe(), default=str)
@@ -100,7 +101,9 @@ async def test_device_code_sign_in_runs_a_task_and_shows_no_code_or_token(
     assert len(person.asked) == 1 and person.asked[0].startswith(f"{demo.issuer}/device?user_code=")
     [device_code] = wire.device_codes
     tokens = kept_tokens(store)
-    assert len(tokens) == 2  # an access token and a refresh token: refreshed like any other sign-in
+    assert len(first) == 2  # an access token and a refresh token
+    assert not set(first) & set(tokens)  # refreshed (and rotated) while the task ran, nobody asked again
+    tokens += first
     assert "before its interval ended" not in output  # never polled sooner than the server asked
     printed = capfd.readouterr()
     everything = described + output + repr(task) + repr(auth) + caplog.text + printed.out + printed.err
