@@ -7,6 +7,7 @@ the server; a device endpoint over plain http elsewhere is refused; no device co
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -125,10 +126,7 @@ def test_a_terminal_script_without_a_browser_signs_in_with_a_code_by_itself(tmp_
         "        print('result:', result.text, flush=True)\n\n"
         "asyncio.run(main())\n"
     )
-    env = python_env()
-    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
-        env.pop(name, None)
-    env["SSH_CONNECTION"] = "192.0.2.1 50000 192.0.2.2 22"
+    env = no_browser_env()
     store = tmp_path / "tokens"
     with start_auth_demo(*FAST) as demo, spawn([PYTHON, str(script), demo.url, str(store)], env=env) as job:
         line = wait_for_stdout(job, SIGN_IN_LINE, 60, stderr=True)
@@ -141,6 +139,52 @@ def test_a_terminal_script_without_a_browser_signs_in_with_a_code_by_itself(tmp_
     assert "result:" in said
     assert "Open this URL" not in said  # no loopback link nobody could follow
     for token in kept_tokens(store):
+        assert token not in said
+
+
+def no_browser_env(**extra: str) -> dict[str, str]:
+    """A terminal in an SSH session: no DISPLAY, no BROWSER."""
+    env = python_env()
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        env.pop(name, None)
+    env["SSH_CONNECTION"] = "192.0.2.1 50000 192.0.2.2 22"
+    return {**env, **extra}
+
+
+async def follow_link(url: str) -> None:
+    """A browser on the notebook's machine: the authorization code flow's link, approved at once."""
+    async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False) as http:
+        answer = await http.get(url)
+        await http.get(answer.headers["location"])
+
+
+async def start_in_a_notebook(url: str, index: Path, store: Path) -> str:
+    """A task started from a notebook (signed in through its link) and left running: its id."""
+    auth = mtj.OAuth(open_url=follow_link, token_store=store)
+    async with mtj.connect(url, auth=auth, name="lab", index=str(index)) as client:
+        task = await client.start_task("slow_compute", {"seconds": 3, "label": "from the notebook"})
+        return task.task_id
+
+
+def test_mcp_tasks_result_in_a_terminal_signs_in_with_a_code(tmp_path: Path) -> None:
+    # The notebook's kernel started the task; `mcp-tasks result ID` in an SSH session (its own token
+    # store: nothing kept) signs in with a code, attaches to the task and prints its result.
+    index = tmp_path / "tasks.sqlite3"
+    with start_auth_demo(*FAST) as demo:
+        task_id = asyncio.run(start_in_a_notebook(demo.url, index, tmp_path / "notebook-tokens"))
+        store = tmp_path / "terminal-tokens"
+        env = no_browser_env(MTJ_INDEX=str(index), MTJ_TOKENS=str(store))
+        argv = [PYTHON, "-m", "mcp_tasks_jupyter", "result", task_id, "--timeout", "60"]
+        with spawn(argv, env=env) as terminal:
+            server, uri, code = wait_for_stdout(terminal, SIGN_IN_LINE, 60, stderr=True).groups()
+            assert server == "lab"
+            assert httpx.get(uri, params={"user_code": code}, timeout=TIMEOUT).status_code == 200
+            assert terminal.popen.wait(timeout=60) == 0, terminal.output()
+            said = terminal.output(limit=100_000)
+    assert "from the notebook" in said
+    tokens = kept_tokens(store)
+    assert tokens
+    for token in tokens:
         assert token not in said
 
 
@@ -213,9 +257,7 @@ async def test_a_notebook_link_keeps_the_browser_flow_where_the_device_grant_is_
 
     async def link(url: str) -> None:
         asked.append(url)
-        async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False) as http:
-            answer = await http.get(url)
-            await http.get(answer.headers["location"])
+        await follow_link(url)
 
     with start_auth_demo(*FAST) as demo:
         async with mtj.connect(demo.url, auth=mtj.OAuth(open_url=link, token_store=tmp_path)) as client:
