@@ -59,7 +59,9 @@ Flags: ``--http``, ``--host`` (127.0.0.1), ``--port`` (0 = a free port), ``--pol
 ``--no-status-notifications``, ``--log-level`` (warning). With ``--http``: ``--auth`` (an OAuth 2.1
 protected ``/mcp`` and an authorization server of its own, :mod:`.auth_http`), ``--token-ttl SECONDS``
 (3600), ``--auth-scopes "S ..."`` ("mcp:tools offline_access"), ``--auth-tool-scope TOOL=SCOPE``,
-``--auth-client-id ID`` and ``--auth-client-secret SECRET`` (a pre-registered client).
+``--auth-client-id ID`` and ``--auth-client-secret SECRET`` (a pre-registered client),
+``--auth-device-interval SECONDS`` (5), ``--auth-device-ttl SECONDS`` (600) and ``--auth-device-slow-down``
+(the device authorization grant).
 
 Behaviour and limits:
 

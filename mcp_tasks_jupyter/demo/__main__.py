@@ -42,7 +42,10 @@ oauth (--http --auth): /mcp needs "Authorization: Bearer TOKEN" from the demo's 
   POST /register                                    dynamic client registration (RFC 7591)
   GET  /authorize                                   302 to the redirect URI with code, state, iss
   POST /token                                       authorization_code (PKCE S256), refresh_token,
-                                                    client_credentials (--auth-client-id with a secret)
+                                                    client_credentials (--auth-client-id with a secret),
+                                                    the device code grant (RFC 8628)
+  POST /device_authorization                        a device code and a user code to enter
+  GET  /device?user_code=CODE[&deny=1]              approves the code at once (or refuses it)
   a refresh token comes with the offline_access scope (for clients registering that grant type);
   tokens live in memory only, and are never logged.
 
@@ -152,6 +155,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECRET",
         help="its secret (Basic or post at the token endpoint); without one it is a public client",
     )
+    auth.add_argument(
+        "--auth-device-interval",
+        type=int,
+        default=5,
+        metavar="SECONDS",
+        help="the device grant's polling interval, 1 to 60; sooner polls get slow_down (default 5)",
+    )
+    auth.add_argument(
+        "--auth-device-ttl",
+        type=int,
+        default=600,
+        metavar="SECONDS",
+        help="how long a device code waits for its person, 1 to 3600 (default 600)",
+    )
+    auth.add_argument(
+        "--auth-device-slow-down",
+        action="store_true",
+        help="answer the first poll of each device code with slow_down (to try a client's back-off)",
+    )
     parser.add_argument(
         "--log-level",
         default="warning",
@@ -182,6 +204,9 @@ def _auth_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             tool_scopes=parse_tool_scopes(args.auth_tool_scope),
             client_id=args.auth_client_id,
             client_secret=args.auth_client_secret,
+            device_interval=args.auth_device_interval,
+            device_ttl=args.auth_device_ttl,
+            device_slow_down=args.auth_device_slow_down,
         )
     except ValueError as exc:
         parser.error(str(exc))

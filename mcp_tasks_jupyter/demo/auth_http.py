@@ -9,6 +9,8 @@ front of ``/mcp``. Everything lives on the demo's own origin (``http://127.0.0.1
 ``POST /register``                                 dynamic client registration (RFC 7591), JSON
 ``GET|POST /authorize``                            approves at once: 302 to the redirect URI
 ``POST /token``                                    form-encoded token requests
+``POST /device_authorization``                     a device code and a user code (RFC 8628)
+``GET /device?user_code=CODE[&deny=1]``            the person approves (or refuses) the code
 ==============================================  ===============================================
 
 The logic is in :mod:`.auth_server` and :mod:`.bearer`; this module only reads requests (bounded) and
@@ -73,6 +75,8 @@ class DemoAuth:
             Route("/register", self._register, methods=["POST"]),
             Route("/authorize", self._authorize, methods=["GET", "POST"]),
             Route("/token", self._token, methods=["POST"]),
+            Route("/device_authorization", self._device_authorization, methods=["POST"]),
+            Route("/device", self._verify, methods=["GET"]),
         ]
 
     async def guard(self, request: Request) -> Response | None:
@@ -114,6 +118,16 @@ class DemoAuth:
         if isinstance(form, Response):
             return form
         return to_response(self.authorization_server.token(form, request.headers.get("authorization")))
+
+    async def _device_authorization(self, request: Request) -> Response:
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        authorization = request.headers.get("authorization")
+        return to_response(self.authorization_server.device_authorization(form, authorization))
+
+    async def _verify(self, request: Request) -> Response:
+        return to_response(self.authorization_server.verify(list(request.query_params.multi_items())))
 
     @staticmethod
     async def _form(request: Request) -> list[tuple[str, str]] | Response:

@@ -18,6 +18,12 @@ HTTP layer read (query pairs, form pairs, a JSON body, the ``Authorization`` hea
   client registered (exactly, or on another port for a loopback IP literal, RFC 8252 §7.3); PKCE
   with S256 only; ``resource`` (RFC 8707) must be the MCP URL; ``scope`` must be supported (absent:
   the resource's required scopes);
+* the device authorization grant (RFC 8628): ``POST /device_authorization`` gives a device code
+  and a user code (``--auth-device-interval``, ``--auth-device-ttl``); ``GET /device?user_code=CODE``
+  (the ``verification_uri_complete``) approves it at once, ``&deny=1`` refuses it. Polls of the token
+  endpoint sooner than the interval are answered ``slow_down`` (and the interval grows by 5 s), as is
+  the first poll of each code with ``--auth-device-slow-down``; registration without a redirect URI
+  for ``grant_types`` [device code, ``refresh_token``];
 * the token endpoint: ``authorization_code`` (single-use codes, 60 s; ``code_verifier``,
   ``redirect_uri``, ``resource`` checked; client authentication by the registered method only) and
   ``refresh_token`` (rotated on every use; presenting a rotated one again revokes everything issued
@@ -49,6 +55,14 @@ AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 GRANT_TYPES = ("authorization_code", "refresh_token")
 #: The grant only the pre-registered confidential client has (not offered to dynamic registration).
 CLIENT_CREDENTIALS = "client_credentials"
+#: The device authorization grant (RFC 8628), for dynamic and pre-registered clients.
+DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
+#: What a client may register: the person's grants (the device grant needs no redirect URI).
+REGISTERED_GRANTS = (*GRANT_TYPES, DEVICE_CODE)
+#: User codes: 8 letters without vowels (no words) and without look-alikes, shown as XXXX-XXXX (RFC 8628 §6.1).
+USER_CODE_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
+#: A poll this much sooner than the interval still counts as on time (timers are not exact).
+POLL_SLACK = 0.05
 CODE_TTL = 60.0  # seconds an authorization code stays redeemable
 EXPIRED_KEPT = 600.0  # seconds an expired access token is still recognised as expired
 MAX_CLIENTS = 1000
@@ -94,10 +108,19 @@ class AuthSettings:
     #: redirect URI, both grant types; with a secret it authenticates by Basic or post, else by none.
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
+    #: The device grant: the polling interval it asks for, how long a code lives, and whether the
+    #: first poll of each code is answered ``slow_down`` (to try a client's back-off).
+    device_interval: int = 5
+    device_ttl: int = 600
+    device_slow_down: bool = False
 
     def __post_init__(self) -> None:
         if self.token_ttl < 1:
             raise ValueError("--token-ttl must be at least 1 second")
+        if not 1 <= self.device_interval <= 60:
+            raise ValueError("--auth-device-interval must be 1 to 60 seconds")
+        if not 1 <= self.device_ttl <= 3600:
+            raise ValueError("--auth-device-ttl must be 1 to 3600 seconds")
         if self.client_secret is not None and not self.client_id:
             raise ValueError("--auth-client-secret needs --auth-client-id")
         for scope in (*self.scopes, *self.tool_scopes.values()):
@@ -134,6 +157,21 @@ class PendingCode:
     scope: tuple[str, ...]
     resource: str
     expires_at: float
+
+
+@dataclass
+class PendingDevice:
+    """A device code waiting for its person (RFC 8628): ``approved`` None until they decide."""
+
+    client_id: str
+    user_code: str
+    scope: tuple[str, ...]
+    resource: str
+    expires_at: float
+    interval: float
+    next_poll: float  # a poll before this is too soon (slow_down)
+    approved: bool | None = None
+    slowed: bool = False
 
 
 @dataclass(frozen=True)
@@ -219,6 +257,16 @@ def _scope_list(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value.split()))
 
 
+def _user_code() -> str:
+    letters = "".join(secrets.choice(USER_CODE_LETTERS) for _ in range(8))
+    return f"{letters[:4]}-{letters[4:]}"
+
+
+def _normal_user_code(value: str) -> str:
+    """What a person typed, as the code is kept: upper case, without dashes and spaces (RFC 8628 §6.1)."""
+    return "".join(c for c in value.upper() if c not in "- ")
+
+
 class DemoAuthorizationServer:
     """The authorization server of one protected MCP resource (see the module docstring).
 
@@ -238,10 +286,12 @@ class DemoAuthorizationServer:
         self.access_tokens: dict[str, AccessToken] = {}
         self.refresh_tokens: dict[str, RefreshToken] = {}
         self._rotated: dict[str, str] = {}  # refresh token already used -> its grant
+        self.devices: dict[str, PendingDevice] = {}  # device code -> its state
+        self.user_codes: dict[str, str] = {}  # user code (normalised) -> device code
         if settings.client_id is not None:
             secret = settings.client_secret
             methods = frozenset({"none"} if secret is None else {"client_secret_basic", "client_secret_post"})
-            grants = GRANT_TYPES if secret is None else (*GRANT_TYPES, CLIENT_CREDENTIALS)
+            grants = REGISTERED_GRANTS if secret is None else (*REGISTERED_GRANTS, CLIENT_CREDENTIALS)
             self.clients[settings.client_id] = Client(
                 settings.client_id, secret, methods, (), grants, any_loopback=True
             )
@@ -260,6 +310,14 @@ class DemoAuthorizationServer:
     def registration_endpoint(self) -> str:
         return f"{self.issuer}/register"
 
+    @property
+    def device_authorization_endpoint(self) -> str:
+        return f"{self.issuer}/device_authorization"
+
+    @property
+    def verification_uri(self) -> str:
+        return f"{self.issuer}/device"
+
     def metadata(self) -> dict[str, Any]:
         """The authorization server metadata (RFC 8414)."""
         return {
@@ -267,10 +325,11 @@ class DemoAuthorizationServer:
             "authorization_endpoint": self.authorization_endpoint,
             "token_endpoint": self.token_endpoint,
             "registration_endpoint": self.registration_endpoint,
+            "device_authorization_endpoint": self.device_authorization_endpoint,
             "scopes_supported": list(self.settings.supported),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
-            "grant_types_supported": list(GRANT_TYPES)
+            "grant_types_supported": list(REGISTERED_GRANTS)
             + ([CLIENT_CREDENTIALS] if self.settings.client_secret is not None else []),
             "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
             "code_challenge_methods_supported": ["S256"],
@@ -290,8 +349,18 @@ class DemoAuthorizationServer:
             return oauth_error(400, "invalid_client_metadata", "the registration request is not JSON")
         if not isinstance(meta, dict):
             return oauth_error(400, "invalid_client_metadata", "the registration request is not a JSON object")
-        uris = meta.get("redirect_uris")
-        if not isinstance(uris, list) or not uris or len(uris) > MAX_REDIRECT_URIS:
+        grant_types = meta.get("grant_types", ["authorization_code"])
+        if (
+            not isinstance(grant_types, list)
+            or not grant_types
+            or not all(isinstance(g, str) and g in REGISTERED_GRANTS for g in grant_types)
+        ):
+            return oauth_error(
+                400, "invalid_client_metadata", f"grant_types must be among {', '.join(REGISTERED_GRANTS)}"
+            )
+        redirected = "authorization_code" in grant_types  # the device grant alone needs no redirect URI
+        uris = meta.get("redirect_uris", [] if not redirected else None)
+        if not isinstance(uris, list) or (redirected and not uris) or len(uris) > MAX_REDIRECT_URIS:
             return oauth_error(400, "invalid_redirect_uri", "redirect_uris must list 1 to 20 redirect URIs")
         for uri in uris:
             problem = _redirect_uri_problem(uri)
@@ -304,17 +373,8 @@ class DemoAuthorizationServer:
                 "invalid_client_metadata",
                 f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}",
             )
-        grant_types = meta.get("grant_types", ["authorization_code"])
-        if (
-            not isinstance(grant_types, list)
-            or not grant_types
-            or not all(isinstance(g, str) and g in GRANT_TYPES for g in grant_types)
-        ):
-            return oauth_error(
-                400, "invalid_client_metadata", f"grant_types must be among {', '.join(GRANT_TYPES)}"
-            )
-        response_types = meta.get("response_types", ["code"])
-        if response_types != ["code"]:
+        response_types = meta.get("response_types", ["code"] if redirected else [])
+        if response_types != (["code"] if redirected else []) and response_types != ["code"]:
             return oauth_error(400, "invalid_client_metadata", 'response_types must be ["code"]')
         scope = meta.get("scope")
         if scope is not None and (
@@ -336,7 +396,7 @@ class DemoAuthorizationServer:
             "redirect_uris": uris,
             "token_endpoint_auth_method": method,
             "grant_types": list(dict.fromkeys(grant_types)),
-            "response_types": ["code"],
+            "response_types": response_types,
         }
         if secret is not None:
             answer["client_secret"] = secret
@@ -405,6 +465,97 @@ class DemoAuthorizationServer:
             answer["state"] = params["state"]
         return Reply(302, None, {**NO_STORE, "Location": _add_query(redirect_uri, answer)})
 
+    # -- the device authorization grant (RFC 8628) --------------------------------------------
+
+    def device_authorization(self, form: Sequence[tuple[str, str]], authorization: str | None) -> Reply:
+        """``POST /device_authorization`` (form-encoded, the client authenticated as at the token
+        endpoint): a device code for the client, and a user code for its person."""
+        params = _single(form)
+        if isinstance(params, str):
+            return oauth_error(400, "invalid_request", f"the parameter {params} is given more than once")
+        client = self._authenticate(params, authorization)
+        if isinstance(client, Reply):
+            return client
+        if DEVICE_CODE not in client.grant_types:
+            return oauth_error(400, "unauthorized_client", "the client did not register the device code grant")
+        resource = params.get("resource")
+        if resource is None:
+            return oauth_error(
+                400, "invalid_request", f"the resource parameter is required (RFC 8707): {self.resource}"
+            )
+        if resource != self.resource:
+            return oauth_error(400, "invalid_target", f"this server issues tokens for {self.resource} only")
+        scope = _scope_list(params.get("scope", "")) or self.settings.required
+        unknown = [s for s in scope if s not in self.settings.supported]
+        if unknown:
+            return oauth_error(400, "invalid_scope", f"unknown scope: {' '.join(unknown)}")
+        self._purge()
+        device_code, user_code = _token(), _user_code()
+        now, interval = self.clock(), float(self.settings.device_interval)
+        pending = PendingDevice(
+            client.client_id, user_code, scope, resource, now + self.settings.device_ttl, interval, now + interval
+        )
+        _bounded_put(self.devices, device_code, pending)
+        _bounded_put(self.user_codes, _normal_user_code(user_code), device_code)
+        answer = {
+            "device_code": device_code,
+            "user_code": user_code,
+            "verification_uri": self.verification_uri,
+            "verification_uri_complete": _add_query(self.verification_uri, {"user_code": user_code}),
+            "expires_in": self.settings.device_ttl,
+            "interval": self.settings.device_interval,
+        }
+        return Reply(200, answer, NO_STORE)
+
+    def verify(self, query: Sequence[tuple[str, str]]) -> Reply:
+        """``GET /device?user_code=CODE``: the person approves the code at once (``&deny=1``: refuses it)."""
+        params = _single(query)
+        if isinstance(params, str):
+            return oauth_error(400, "invalid_request", f"the parameter {params} is given more than once")
+        self._purge()
+        typed = params.get("user_code")
+        if not typed:
+            return oauth_error(400, "invalid_request", "enter the code you were shown: /device?user_code=CODE")
+        pending = self.devices.get(self.user_codes.get(_normal_user_code(typed), ""))
+        if pending is None or pending.approved is not None:
+            return oauth_error(400, "invalid_grant", "this code is unknown, expired or already used")
+        pending.approved = params.get("deny") != "1"
+        said = "approved: go back to your device" if pending.approved else "refused"
+        return Reply(200, {"user_code": pending.user_code, "result": said}, NO_STORE)
+
+    def _redeem_device(self, client: Client, params: Mapping[str, str]) -> Reply:
+        """One poll with a device code: pending, slow down, denied, expired, or the tokens."""
+        device_code = params.get("device_code", "")
+        pending = self.devices.get(device_code)
+        if pending is None:
+            return oauth_error(400, "invalid_grant", "the device code is unknown or used")
+        if pending.client_id != client.client_id:
+            return oauth_error(400, "invalid_grant", "the device code was issued to another client")
+        now = self.clock()
+        if pending.expires_at <= now:
+            self._forget_device(device_code)
+            return oauth_error(400, "expired_token", "the device code expired before the person approved it")
+        too_soon = now + POLL_SLACK < pending.next_poll
+        if too_soon or (self.settings.device_slow_down and not pending.slowed):
+            if too_soon:
+                logger.warning("a device code poll came %.1f s before its interval ended", pending.next_poll - now)
+            pending.slowed = True
+            pending.interval += 5  # RFC 8628 §3.5: for this and every later poll
+            pending.next_poll = now + pending.interval
+            return oauth_error(400, "slow_down", f"poll at most every {pending.interval:g} s")
+        pending.next_poll = now + pending.interval
+        if pending.approved is None:
+            return oauth_error(400, "authorization_pending", "the person has not entered the code yet")
+        self._forget_device(device_code)
+        if not pending.approved:
+            return oauth_error(400, "access_denied", "the person refused the sign-in")
+        return self._issue(client, pending.scope, pending.resource, grant=secrets.token_urlsafe(12))
+
+    def _forget_device(self, device_code: str) -> None:
+        pending = self.devices.pop(device_code, None)
+        if pending is not None:
+            self.user_codes.pop(_normal_user_code(pending.user_code), None)
+
     # -- token endpoint --------------------------------------------------------------------------
 
     def token(self, form: Sequence[tuple[str, str]], authorization: str | None) -> Reply:
@@ -416,11 +567,11 @@ class DemoAuthorizationServer:
         if isinstance(client, Reply):
             return client
         grant_type = params.get("grant_type")
-        if grant_type not in (*GRANT_TYPES, CLIENT_CREDENTIALS):
+        if grant_type not in (*REGISTERED_GRANTS, CLIENT_CREDENTIALS):
             return oauth_error(
                 400,
                 "unsupported_grant_type",
-                "grant_type must be authorization_code, refresh_token or client_credentials",
+                f"grant_type must be one of {', '.join((*REGISTERED_GRANTS, CLIENT_CREDENTIALS))}",
             )
         if grant_type not in client.grant_types:
             return oauth_error(400, "unauthorized_client", f"the client did not register the {grant_type} grant")
@@ -432,6 +583,8 @@ class DemoAuthorizationServer:
             return self._redeem_code(client, params)
         if grant_type == CLIENT_CREDENTIALS:
             return self._client_credentials(client, params)
+        if grant_type == DEVICE_CODE:
+            return self._redeem_device(client, params)
         return self._refresh(client, params)
 
     def _client_credentials(self, client: Client, params: Mapping[str, str]) -> Reply:
@@ -569,6 +722,9 @@ class DemoAuthorizationServer:
         for table, grace in ((self.codes, 0.0), (self.access_tokens, EXPIRED_KEPT)):
             for key in [key for key, record in table.items() if record.expires_at + grace <= now]:
                 del table[key]
+        # (a device code is kept a while after it expired, to answer expired_token, not invalid_grant)
+        for code in [code for code, record in self.devices.items() if record.expires_at + EXPIRED_KEPT <= now]:
+            self._forget_device(code)
 
     # -- for the resource server -----------------------------------------------------------------
 

@@ -22,7 +22,10 @@ ID is a record's number (the first column of ``list``) or a task id, or an unamb
 either. ``result`` prints the stored result; when the record has none and its server is reached over
 HTTP, it attaches to the task there and waits (``--timeout``, default 60 s) for it. ``cancel`` asks an
 HTTP server to cancel the task. A server that needs a token gets it from ``--header`` (never stored, never
-printed). Exit status: 0 done, 1 an error (said on stderr in one line), 2 a bad command line.
+printed); without an ``Authorization`` header, a server that asks through OAuth is signed in to: with the
+tokens kept from an earlier sign-in (a notebook's), else by a code to enter on any device (the device
+authorization grant, where a terminal has no browser and the server offers it) or a browser tab. Exit
+status: 0 done, 1 an error (said on stderr in one line), 2 a bad command line.
 """
 
 from __future__ import annotations
@@ -318,6 +321,12 @@ def _attached(record: TaskRecord, args: argparse.Namespace) -> tuple[Connecting,
             raise CommandError(f"--header needs NAME=VALUE, got {name.strip()!r}")
         headers[name.strip()] = value
     options: dict[str, Any] = {"headers": headers, "timeout": min(args.timeout, 30.0), "name": record.server_name}
+    if not any(name.lower() == "authorization" for name in headers):
+        from ..oauth import OAuth, OAuthSignIn
+
+        # Only where the server publishes OAuth metadata (else its refusal stands, as before).
+        server = record.server_name or record.target
+        options["auth"] = OAuthSignIn(OAuth(), record.target, server, implicit=True)
     if record.dialect in ("ext", "2025-11-25", "sep1686"):
         options["dialect"] = record.dialect
     if record.protocol in versions.ALL:  # else (a version this client no longer speaks) it chooses

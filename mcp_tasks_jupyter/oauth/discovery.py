@@ -51,6 +51,10 @@ class ServerMetadata:
     #: ``dpop_signing_alg_values_supported`` (RFC 9449): None when it does not say it supports DPoP.
     dpop_algorithms: list[str] | None = None
     grant_types: list[str] | None = None
+    #: ``device_authorization_endpoint`` (RFC 8628): None when it offers none, or one that is not
+    #: https (nor http on this machine): then ``device_refusal`` says why it is not used.
+    device_authorization_endpoint: str | None = None
+    device_refusal: str | None = None
 
 
 def origin_of(url: str) -> str:
@@ -129,6 +133,36 @@ def _strings(value: Any) -> list[str] | None:
 
 def _http_url(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(("https://", "http://")) and len(value) <= 2048
+
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def https_or_loopback(value: Any) -> bool:
+    """Whether ``value`` is an https URL, or an http one to this machine (where nothing is on a wire)."""
+    if not _http_url(value):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a bad port)
+    except ValueError:
+        return False
+    if not parts.hostname:
+        return False
+    return parts.scheme == "https" or parts.hostname in LOOPBACK_HOSTS
+
+
+def _device_endpoint(value: Any, url: str) -> tuple[str | None, str | None]:
+    """The device authorization endpoint to use, or None and why not (None, None: none offered)."""
+    if value is None:
+        return None, None
+    if https_or_loopback(value):
+        return str(value), None
+    shown = printable(value, 200) if isinstance(value, str) else type(value).__name__
+    return None, (
+        f"the authorization server metadata at {printable(url, 200)} names device_authorization_endpoint "
+        f"{shown!r}, which is not https (nor http on this machine): not sending a device code there"
+    )
 
 
 async def discover_resource(
@@ -220,6 +254,7 @@ def _server_metadata(data: dict[str, Any], issuer: str | None, url: str, server:
             f"(it offers {', '.join(methods) or 'nothing'}): signing in there would not be safe",
             server=server,
         )
+    device, device_refusal = _device_endpoint(data.get("device_authorization_endpoint"), url)
     return ServerMetadata(
         issuer=issuer,
         authorization_endpoint=str(authorize),
@@ -233,4 +268,6 @@ def _server_metadata(data: dict[str, Any], issuer: str | None, url: str, server:
         client_id_metadata_documents=data.get("client_id_metadata_document_supported") is True,
         dpop_algorithms=_strings(data.get("dpop_signing_alg_values_supported")),
         grant_types=_strings(data.get("grant_types_supported")),
+        device_authorization_endpoint=device,
+        device_refusal=device_refusal,
     )

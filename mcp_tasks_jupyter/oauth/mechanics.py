@@ -1,6 +1,7 @@
 """The OAuth 2.1 mechanics, from authlib: the authorization request with PKCE (S256), checking its
 answer (``state``, the RFC 9207 ``iss``), and the token requests (authorization code, refresh, client
-credentials, the JWT bearer grant, the token exchange at an identity provider) with the client
+credentials, the JWT bearer grant, the token exchange at an identity provider, the device authorization
+request and the device code grant of RFC 8628) with the client
 authentication the registration says (``none``, ``client_secret_basic``, ``client_secret_post``,
 ``private_key_jwt``) and, for DPoP-bound tokens, a proof on each (a ``use_dpop_nonce`` answer is
 answered once, with the server's nonce).
@@ -11,6 +12,7 @@ integration now wants a second HTTP library). ``resource`` (RFC 8707) rides on e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +41,11 @@ JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+#: The device authorization grant (RFC 8628): a person enters a code elsewhere while the client polls.
+DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
+#: The answers of a device code poll that are not tokens (RFC 8628 section 3.5).
+DEVICE_WAIT = ("authorization_pending", "slow_down")
+DEVICE_END = ("access_denied", "expired_token")
 #: Client authentication with a signed assertion (RFC 7523 section 2.2).
 PRIVATE_KEY_JWT = "private_key_jwt"
 #: What to check when a headless grant is refused.
@@ -228,6 +235,54 @@ async def token_exchange(
         )
     register(grant)
     return grant
+
+
+async def device_authorization(
+    http: httpx.AsyncClient,
+    metadata: ServerMetadata,
+    client: ClientRegistration,
+    scopes: list[str],
+    resource: str,
+    server: str,
+    proofs: Proofs | None = None,
+) -> dict[str, Any]:
+    """The device authorization request (RFC 8628 section 3.1) with the client's authentication: the
+    server's answer (a JSON object; its fields are checked by the caller)."""
+    assert metadata.device_authorization_endpoint is not None
+    endpoint = dataclasses.replace(metadata, token_endpoint=metadata.device_authorization_endpoint)
+    form = {"scope": " ".join(scopes), "resource": resource}
+    what = f"the device authorization request to {printable(metadata.device_authorization_endpoint, 200)}"
+    signing = Proofs(signing_key=proofs.signing_key) if proofs else None  # no DPoP proof there
+    response, data = await _post_token(http, endpoint, client, form, server, signing, what)
+    if response.status_code != 200 or data is None:
+        raise SignInFailed(f"{what} was refused: HTTP {response.status_code}{_said(data)}", server=server)
+    return data
+
+
+async def device_token(
+    http: httpx.AsyncClient,
+    metadata: ServerMetadata,
+    client: ClientRegistration,
+    device_code: str,
+    resource: str,
+    server: str,
+    proofs: Proofs | None = None,
+) -> Tokens | str:
+    """One poll of the device code grant (RFC 8628 section 3.4): the tokens, or the error the token
+    endpoint answered when it is one of :data:`DEVICE_WAIT` or :data:`DEVICE_END`."""
+    form = {"grant_type": DEVICE_CODE, "device_code": device_code, "resource": resource}
+    what = f"the token request to {printable(metadata.token_endpoint, 200)}"
+    response, data = await _post_token(http, metadata, client, form, server, proofs, what)
+    error = data.get("error") if data is not None and response.status_code != 200 else None
+    if isinstance(error, str) and error in (*DEVICE_WAIT, *DEVICE_END):
+        return error
+    if response.status_code != 200 or data is None or not isinstance(data.get("access_token"), str):
+        raise SignInFailed(
+            f"the token endpoint {printable(metadata.token_endpoint, 200)} answered HTTP "
+            f"{response.status_code}{_said(data)} while waiting for the device sign-in",
+            server=server,
+        )
+    return _tokens(data, None, server, dpop=proofs is not None and proofs.dpop is not None)
 
 
 async def _post_token(

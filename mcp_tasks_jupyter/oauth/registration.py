@@ -17,6 +17,7 @@ from ..errors import SignInFailed
 from ..redact import register
 from ..transport.http_answers import printable
 from .discovery import ServerMetadata
+from .mechanics import DEVICE_CODE
 from .settings import OAuth
 from .store import ClientRegistration
 
@@ -65,9 +66,10 @@ async def client_for(
 
 
 async def register_client(
-    http: httpx.AsyncClient, metadata: ServerMetadata, settings: OAuth, redirect_uri: str, server: str
+    http: httpx.AsyncClient, metadata: ServerMetadata, settings: OAuth, redirect_uri: str | None, server: str
 ) -> ClientRegistration:
-    """Dynamic client registration: a public client when the server allows it, else one with a secret."""
+    """Dynamic client registration: a public client when the server allows it, else one with a secret.
+    Without a ``redirect_uri``, a client of the device authorization grant (RFC 8628)."""
     assert metadata.registration_endpoint is not None
     offered = metadata.token_endpoint_auth_methods
     method = "none" if "none" in offered else secret_method(metadata)
@@ -80,6 +82,9 @@ async def register_client(
         "response_types": ["code"],
         "token_endpoint_auth_method": method,
     }
+    if redirect_uri is None:  # the device grant: the person enters a code elsewhere, nothing comes back
+        del request["redirect_uris"]
+        request.update(grant_types=[DEVICE_CODE, "refresh_token"], response_types=[])
     try:
         response = await http.post(metadata.registration_endpoint, json=request)
     except httpx.HTTPError as exc:

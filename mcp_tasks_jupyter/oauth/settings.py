@@ -18,9 +18,10 @@ OpenURL = Callable[[str], "Awaitable[Any] | Any"]
 MAX_PORT = 65535
 #: The grants a client can use: a person signing in (the default), or headless: a service on its own
 #: credentials, a workload's identity token (workload identity federation), an enterprise identity
-#: provider's token exchanged for an authorization grant (enterprise-managed authorization).
-GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise")
-HEADLESS_GRANTS = GRANTS[1:]
+#: provider's token exchanged for an authorization grant (enterprise-managed authorization); or a person
+#: entering a code on any device while the client waits (the device authorization grant, RFC 8628).
+GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise", "device_code")
+HEADLESS_GRANTS = ("client_credentials", "jwt_bearer", "enterprise")
 #: The settings that hold a secret (``${env:...}`` values in them are secrets; never shown).
 SECRET_SETTINGS = frozenset({"client_secret", "private_key", "assertion", "idp_client_secret"})
 #: The settings an ``mcp.json`` ``"oauth"`` mapping may give.
@@ -65,7 +66,12 @@ class OAuth:
     ``token_store``: where tokens are kept (a directory; default: the Jupyter data directory).
     ``sign_in_timeout``: seconds to wait for a person to sign in.
 
-    ``grant``: ``"authorization_code"`` (default: a person signs in), or one of the headless grants,
+    ``grant``: ``"authorization_code"`` (default: a person signs in; where there is no browser to open
+    and no ``open_url``, as in a terminal or an SSH session, and the authorization server offers the
+    device authorization grant, that is used instead), ``"device_code"`` (always the device
+    authorization grant, RFC 8628: the person visits a URL on any device and enters a code, or opens
+    the link ``open_url`` is given, while the client polls at the server's interval), or one of the
+    headless grants,
     which never wait for a person (papermill, CI, a scheduled job) and fail at once when refused:
 
     - ``"client_credentials"``: the client's own credentials; needs ``client_id`` and either a secret

@@ -37,7 +37,7 @@ import httpx
 from ..errors import AuthenticationFailed, SignInFailed
 from ..protocol.www_authenticate import Challenge
 from ..redact import safe_url
-from . import discovery, dpop, mechanics
+from . import device, discovery, dpop, mechanics
 from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .headless import headless_tokens
@@ -314,6 +314,15 @@ class OAuthSignIn:
                     self._refused = (time.monotonic(), exc)
                     raise
                 self._record.client = client
+                self._record.scopes = scopes
+                self._use(tokens)
+                return
+            if device.wanted(self.settings, metadata):  # no browser can reach us: a code to enter elsewhere
+                scopes = self._scopes(challenge, metadata, wanted)
+                indicator = self._record.indicator or self.key
+                self._record.client, tokens = await device.device_sign_in(
+                    http, self.settings, metadata, kept, scopes, indicator, self.server, proofs, self.waiting
+                )
                 self._record.scopes = scopes
                 self._use(tokens)
                 return

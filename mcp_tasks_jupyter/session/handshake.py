@@ -26,6 +26,7 @@ from ..errors import (
     MCPError,
     ProtocolError,
     RequestTimeout,
+    SignInFailed,
     UsageError,
 )
 from ..protocol import jsonrpc, modern
@@ -165,8 +166,8 @@ async def probe(session: Session, timeout: float) -> str | None:
             raise  # a modern server that refused the probe itself
         else:
             why = f"JSON-RPC error {exc.code}: {exc.message}"
-    except AuthenticationFailed:
-        raise  # initialize would be refused the same way
+    except (AuthenticationFailed, SignInFailed):
+        raise  # initialize would be refused the same way (and a person would be asked to sign in again)
     except HTTPStatusError as exc:
         why = f"HTTP {exc.status_code}"  # initialize will say it again if it is not about eras
     except RequestTimeout:

@@ -285,3 +285,106 @@ def test_tables_stay_bounded(clock: Clock) -> None:
     for _ in range(1100):
         server.authorize(query)
     assert len(server.codes) == 1000
+
+
+# -- the device authorization grant (RFC 8628) ---------------------------------------------------
+
+DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+def device_client(server: DemoAuthorizationServer) -> str:
+    """A public client registered for the device grant alone (no redirect URI)."""
+    reply = server.register(
+        json.dumps(
+            {
+                "token_endpoint_auth_method": "none",
+                "grant_types": [DEVICE_CODE, "refresh_token"],
+                "response_types": [],
+            }
+        ).encode()
+    )
+    assert reply.status == 201, reply.body
+    assert reply.body is not None and reply.body.get("redirect_uris") in (None, [])
+    return str(reply.body["client_id"])
+
+
+def poll(server: DemoAuthorizationServer, client_id: str, device_code: str) -> Reply:
+    form = [
+        ("grant_type", DEVICE_CODE),
+        ("device_code", device_code),
+        ("client_id", client_id),
+        ("resource", RESOURCE),
+    ]
+    return server.token(form, None)
+
+
+def start_device(server: DemoAuthorizationServer, client_id: str) -> dict[str, object]:
+    form = [("client_id", client_id), ("scope", "mcp:tools offline_access"), ("resource", RESOURCE)]
+    reply = server.device_authorization(form, None)
+    assert reply.status == 200, reply.body
+    assert reply.body is not None
+    return reply.body
+
+
+def test_device_grant_pending_then_approved_on_time(clock: Clock) -> None:
+    server, resource = make(clock, device_interval=2)
+    client_id = device_client(server)
+    started = start_device(server, client_id)
+    assert started["interval"] == 2 and started["expires_in"] == 600
+    assert started["verification_uri"] == f"{ISSUER}/device"
+    assert started["verification_uri_complete"] == f"{ISSUER}/device?user_code={started['user_code']}"
+    device_code = str(started["device_code"])
+    clock.now += 2
+    assert (poll(server, client_id, device_code).body or {})["error"] == "authorization_pending"
+    typed = str(started["user_code"]).lower().replace("-", "")  # as a person might type it
+    assert server.verify([("user_code", typed)]).status == 200
+    clock.now += 2
+    tokens = poll(server, client_id, device_code)
+    assert tokens.status == 200 and tokens.body is not None and tokens.body["refresh_token"]
+    assert resource.check(f"Bearer {tokens.body['access_token']}", None) is None
+    assert (poll(server, client_id, device_code).body or {})["error"] == "invalid_grant"  # used once
+
+
+def test_device_polls_too_soon_slow_down_and_the_interval_grows(clock: Clock) -> None:
+    server, _ = make(clock, device_interval=1)
+    client_id = device_client(server)
+    device_code = str(start_device(server, client_id)["device_code"])
+    clock.now += 0.5
+    assert (poll(server, client_id, device_code).body or {})["error"] == "slow_down"  # interval now 6 s
+    clock.now += 1
+    assert (poll(server, client_id, device_code).body or {})["error"] == "slow_down"  # interval now 11 s
+    clock.now += 11
+    assert (poll(server, client_id, device_code).body or {})["error"] == "authorization_pending"
+
+
+def test_device_slow_down_first_poll_when_asked(clock: Clock) -> None:
+    server, _ = make(clock, device_interval=1, device_slow_down=True)
+    client_id = device_client(server)
+    device_code = str(start_device(server, client_id)["device_code"])
+    clock.now += 1
+    assert (poll(server, client_id, device_code).body or {})["error"] == "slow_down"
+    clock.now += 6
+    assert (poll(server, client_id, device_code).body or {})["error"] == "authorization_pending"
+
+
+def test_device_code_refused_or_expired(clock: Clock) -> None:
+    server, _ = make(clock, device_interval=1, device_ttl=5)
+    client_id = device_client(server)
+    refused = start_device(server, client_id)
+    assert server.verify([("user_code", str(refused["user_code"])), ("deny", "1")]).status == 200
+    clock.now += 1
+    assert (poll(server, client_id, str(refused["device_code"])).body or {})["error"] == "access_denied"
+    expired = start_device(server, client_id)
+    clock.now += 5
+    assert (poll(server, client_id, str(expired["device_code"])).body or {})["error"] == "expired_token"
+    assert server.verify([("user_code", str(expired["user_code"]))]).status == 400
+    assert server.verify([]).status == 400
+
+
+def test_device_grant_needs_a_client_registered_for_it(clock: Clock) -> None:
+    server, _ = make(clock)
+    client_id = str(register(server, grant_types=["authorization_code", "refresh_token"])["client_id"])
+    form = [("client_id", client_id), ("resource", RESOURCE)]
+    assert (server.device_authorization(form, None).body or {})["error"] == "unauthorized_client"
+    without_uri = json.dumps({"token_endpoint_auth_method": "none", "grant_types": ["authorization_code"]})
+    assert server.register(without_uri.encode()).status == 400  # a redirect flow still needs its URI

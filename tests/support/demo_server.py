@@ -28,6 +28,9 @@ with more tools, chosen by two flags of its own (every other flag goes to the de
 ``--count-calls PATH``
     Appends the tool's name to PATH (one line) each time a tool runs: how a test counts, on the server's
     side, the calls that reached it.
+``--advertise-device-endpoint URL``
+    With ``--auth``: the authorization server's metadata names URL as its device authorization endpoint
+    (e.g. a plain-http one elsewhere, which a client must refuse).
 
 It is run as a script (by path), so it imports nothing from ``tests``: :func:`demo_argv` is how tests
 get its command line.
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tasks_jupyter.demo.__main__ import main as demo_main
+from mcp_tasks_jupyter.demo.auth_server import DemoAuthorizationServer
 from mcp_tasks_jupyter.demo.config import DemoConfig
 from mcp_tasks_jupyter.demo.jsonrpc import INTERNAL_ERROR, RpcError
 from mcp_tasks_jupyter.demo.server import DemoServer
@@ -51,7 +55,7 @@ from mcp_tasks_jupyter.demo.tools import FAILING_JOB, Tool, ToolContext, build_t
 
 SCRIPT = Path(__file__).resolve()
 #: The flags of this script; a demo command line with one of them needs this script.
-TEST_FLAGS = ("--faults", "--conformance", "--count-calls")
+TEST_FLAGS = ("--faults", "--conformance", "--count-calls", "--advertise-device-endpoint")
 
 
 def demo_argv(*args: str, python: str = sys.executable) -> list[str]:
@@ -233,7 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("--faults", "--conformance"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("--count-calls", type=Path)
+    parser.add_argument("--advertise-device-endpoint")
     ours, rest = parser.parse_known_args(argv)
+    if ours.advertise_device_endpoint is not None:
+        advertised = ours.advertise_device_endpoint
+        DemoAuthorizationServer.device_authorization_endpoint = property(lambda self: advertised)  # type: ignore[method-assign,assignment]
     legacy, ext = tool_sets(faults=ours.faults, conformance=ours.conformance)
     if ours.count_calls is not None:
         legacy, ext = counted(legacy, ours.count_calls), counted(ext, ours.count_calls)

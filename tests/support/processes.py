@@ -116,13 +116,14 @@ def wait_for_port(process: PeerProcess, port: int, timeout: float) -> None:
         time.sleep(0.05)
 
 
-def wait_for_stdout(process: PeerProcess, pattern: str, timeout: float) -> re.Match[str]:
-    """Return the first match of `pattern` in the peer's stdout; fail if it exits or times out."""
+def wait_for_stdout(process: PeerProcess, pattern: str, timeout: float, *, stderr: bool = False) -> re.Match[str]:
+    """Return the first match of `pattern` in the peer's stdout (or stderr); fail if it exits or times out."""
     regex = re.compile(pattern)
     deadline = time.monotonic() + timeout
+    path = process.stderr_path if stderr else process.stdout_path
     while True:
         exited = process.popen.poll() is not None
-        match = regex.search(process.stdout_path.read_text(errors="replace"))
+        match = regex.search(path.read_text(errors="replace"))
         if match:
             return match
         if exited:
