@@ -38,6 +38,7 @@ from ..errors import AuthenticationFailed, SignInFailed
 from ..protocol.www_authenticate import Challenge
 from ..redact import safe_url
 from . import discovery, dpop, mechanics
+from .answers import AwaitedAnswer
 from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .headless import headless_tokens
@@ -317,36 +318,54 @@ class OAuthSignIn:
                 self._record.scopes = scopes
                 self._use(tokens)
                 return
-            listener = await self._listen(kept)
-            asked = False
-            try:
-                client = await client_for(http, metadata, self.settings, listener.redirect_uri, kept, self.server)
-                self._record.client = client
-                scopes = self._scopes(challenge, metadata, wanted)
-                indicator = self._record.indicator or self.key
-                request = mechanics.authorization_request(
-                    metadata, client, listener.redirect_uri, scopes, indicator
-                )
-                listener.expect(request.state)
-                asked = True
-                answer = await self._ask_person(request.url, listener)
-            except SignInFailed as exc:
-                if asked:
-                    self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
-                raise
-            finally:
-                await listener.close()
-            try:
-                code = mechanics.code_from(answer, request, metadata, self.server)
-                tokens = await mechanics.exchange_code(
-                    http, metadata, client, request, code, indicator, self.server, proofs
-                )
-            except SignInFailed as exc:
-                self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
-                raise
-        self._record.scopes = scopes
-        self._use(tokens)
+            scopes, tokens, awaited = await self._with_person(http, metadata, kept, challenge, wanted, proofs)
+        try:
+            self._record.scopes = scopes
+            self._use(tokens)
+        finally:
+            awaited.settle(None)
         self._tell_person(f"signed in to {self.server}")
+
+    async def _with_person(
+        self,
+        http: httpx.AsyncClient,
+        metadata: ServerMetadata,
+        kept: ClientRegistration | None,
+        challenge: Challenge | None,
+        wanted: list[str] | None,
+        proofs: Proofs,
+    ) -> tuple[list[str], Tokens, AwaitedAnswer]:
+        """A person signs in at the authorization URL; the answer (from the loopback listener or pasted
+        by hand, ``answers.py``) is checked and its code exchanged."""
+        listener = await self._listen(kept)
+        awaited: AwaitedAnswer | None = None
+        try:
+            client = await client_for(http, metadata, self.settings, listener.redirect_uri, kept, self.server)
+            self._record.client = client
+            scopes = self._scopes(challenge, metadata, wanted)
+            indicator = self._record.indicator or self.key
+            request = mechanics.authorization_request(metadata, client, listener.redirect_uri, scopes, indicator)
+            awaited = AwaitedAnswer(request.state, self.server)
+            listener.expect(awaited)
+            with awaited:  # an address pasted by hand finds this sign-in while it waits
+                answer = await self._ask_person(request.url, awaited)
+            await listener.close()
+            code = mechanics.code_from(answer, request, metadata, self.server)
+            tokens = await mechanics.exchange_code(
+                http, metadata, client, request, code, indicator, self.server, proofs
+            )
+        except SignInFailed as exc:
+            if awaited is not None:
+                awaited.settle(exc)
+                self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
+            raise
+        except BaseException:
+            if awaited is not None:
+                awaited.settle(SignInFailed("the sign-in was stopped", server=self.server))
+            raise
+        finally:
+            await listener.close()
+        return scopes, tokens, awaited
 
     def _dpop_key(self, metadata: ServerMetadata) -> DPoPKey | None:
         """The key to bind this sign-in's tokens to: the one kept, or a new one (None: no DPoP)."""
@@ -381,14 +400,14 @@ class OAuthSignIn:
             await listener.start()
         return listener
 
-    async def _ask_person(self, url: str, listener: RedirectListener) -> dict[str, str]:
+    async def _ask_person(self, url: str, awaited: AwaitedAnswer) -> dict[str, str]:
         for waiting in self.waiting:
             waiting(True)
         try:
             opened = (self.settings.open_url or open_in_browser)(url)
             if inspect.isawaitable(opened):
                 await opened
-            return await listener.wait(self.settings.sign_in_timeout, self.server)
+            return await awaited.wait(self.settings.sign_in_timeout)
         finally:
             for waiting in self.waiting:
                 waiting(False)
