@@ -22,7 +22,7 @@ from IPython.display import display
 from ..client import Client
 from ..errors import UsageError
 from ..oauth import OAuth, OAuthSignIn, TokenStore, finish_sign_in
-from ..oauth.sign_in import resource_key
+from ..oauth.sign_in import FindRelay, resource_key
 
 if TYPE_CHECKING:
     from .widgets.sign_in_widget import SignInWidget
@@ -45,14 +45,15 @@ def wants_oauth(target: Any, headers: Mapping[str, str] | None) -> bool:
     )
 
 
-def notebook_hook(name: str, url: str, settings: OAuth | None) -> OAuthSignIn:
+def notebook_hook(name: str, url: str, settings: OAuth | None, relay: FindRelay | None = None) -> OAuthSignIn:
     """The connection's auth hook, showing its sign-in link in the cell. ``settings`` from mcp.json
-    (``"oauth": {...}``) make the sign-in explicit (it is tried even without OAuth metadata)."""
+    (``"oauth": {...}``) make the sign-in explicit (it is tried even without OAuth metadata).
+    ``relay``: the Jupyter server's sign-in route, when JupyterLab says there is one."""
     explicit = settings is not None
     settings = settings or OAuth()
     if settings.open_url is None:
         settings.open_url = SignInLink(name)
-    return OAuthSignIn(settings, url, name, implicit=not explicit)
+    return OAuthSignIn(settings, url, name, implicit=not explicit, relay=relay)
 
 
 class SignInLink:

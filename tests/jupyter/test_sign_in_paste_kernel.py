@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from tests.jupyter.kernel_harness import Notebook, running_kernel
+from tests.jupyter.sign_in_steps import is_sign_in_widget, wait_connected
 from tests.support.auth_demo import start_auth_demo
 
 pytestmark = pytest.mark.timeout(180)
-SIGN_IN_WIDGET = ".SignInWidget"
 
 
 def ended_on(url: str) -> str:
@@ -35,11 +35,6 @@ def ended_on(url: str) -> str:
 def changed(address: str, **params: str) -> str:
     parts = urlsplit(address)
     return urlunsplit(parts._replace(query=urlencode({**dict(parse_qsl(parts.query)), **params})))
-
-
-def is_sign_in_widget(message: dict[str, Any]) -> bool:
-    state = message["content"].get("data", {}).get("state", {}) if message["msg_type"] == "comm_open" else {}
-    return str(state.get("_anywidget_id", "")).endswith(SIGN_IN_WIDGET)
 
 
 def widget_update(comm_id: str, key: str) -> Any:
@@ -74,14 +69,7 @@ def test_a_pasted_address_finishes_the_sign_in_in_the_widget(tmp_path: Path) -> 
         assert "state differs" in refused["content"]["data"]["state"]["problem"]
 
         nb.send_custom(comm_id, {"type": "paste", "address": address})
-        nb.wait(
-            lambda m: (
-                m["parent_header"].get("msg_id") == msg_id
-                and m["msg_type"] == "stream"
-                and "connected secure" in m["content"]["text"]
-            ),
-            what="the connection",
-        )
+        wait_connected(nb, msg_id, "secure")
         nb.wait(
             lambda m: (
                 m["msg_type"] == "update_display_data"
