@@ -45,7 +45,7 @@ function render({ model, el }: IRenderProps<ISignInState>): () => void {
   input.type = 'text';
   input.autocomplete = 'off';
   input.spellcheck = false;
-  input.placeholder = 'http://127.0.0.1:…/callback?code=…&state=…';
+  input.placeholder = 'http…?code=…&state=…';
   input.setAttribute('aria-label', 'the address your browser ended on');
   const send = button(
     'Finish sign-in',
