@@ -6,7 +6,7 @@ server and the Jupyter server, never the sign-in's loopback listener.
 
 Without the Jupyter server's own authentication the route forwards nothing; an unknown ``state`` is a
 400; the signed-in browser's request reaches the waiting sign-in, which then runs a task. The pending
-sign-in's file is 0600 and gone afterwards.
+sign-in's file is 0600 and gone afterwards; the Jupyter server's log never shows the code.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class HubBrowser:
             self.seen["unknown"] = (unknown.status_code, unknown.text)
             answer = await http.get(location, headers=signed_in)
             self.seen["answer"] = (answer.status_code, answer.text)
+            self.seen["code"] = dict(parse_qsl(urlsplit(location).query))["code"]
 
 
 async def test_the_answer_reaches_the_kernel_through_the_jupyter_server_route(tmp_path: Path) -> None:
@@ -82,6 +83,9 @@ async def test_the_answer_reaches_the_kernel_through_the_jupyter_server_route(tm
             result = await (await client.start_task("slow_compute", {"seconds": 1}))
             assert not result.is_error, result.text
         assert list(folder.glob("*.json")) == []  # the pending sign-in is gone
+        logged = "".join(p.read_text(errors="replace") for p in (lab.process.stdout_path, lab.process.stderr_path))
+    assert "mcp-tasks/oauth/callback" in logged  # logged without the code (jupyter_server scrubs it):
+    assert str(browser.seen["code"]) not in logged
     status, where = browser.seen["anonymous"]  # type: ignore[misc]
     assert status == 302 and str(where).startswith("/user/alice/login?"), browser.seen  # to the server's login
     assert browser.seen["unknown"][0] == 400 and "No notebook is waiting" in browser.seen["unknown"][1]  # type: ignore[index]
