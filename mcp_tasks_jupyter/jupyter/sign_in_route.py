@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +22,8 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 from ..oauth.sign_in import Relay
 from ..serverext.relay import CALLBACK_PATH, FOLDER, JupyterServerRelay
+
+log = logging.getLogger(__name__)
 
 #: A sign-in starting this soon after the channel opened waits this long for the front end's word
 #: (a notebook run at once: ``%load_ext`` then ``%mcp_connect``).
@@ -54,7 +57,11 @@ class SignInRoute:
                 await asyncio.wait_for(said.wait(), wait)
         if self.callback is None:
             return None
-        return JupyterServerRelay(self.callback, Path(jupyter_runtime_dir()) / FOLDER)
+        relay = JupyterServerRelay(self.callback, Path(jupyter_runtime_dir()) / FOLDER)
+        if not relay.ready():
+            log.warning("cannot write to %s: signing in without the Jupyter server's route", relay.folder)
+            return None
+        return relay
 
 
 def _is_route(url: Any) -> bool:

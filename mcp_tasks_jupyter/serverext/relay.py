@@ -41,10 +41,18 @@ class JupyterServerRelay:
         self.redirect_uri = redirect_uri
         self.folder = folder
 
+    def ready(self) -> bool:
+        """Make the folder (0700); False when it cannot be made here (the kernel cannot use the route)."""
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(self.folder, 0o700)
+        except OSError:
+            return False
+        return True
+
     def register(self, state: str, port: int) -> Callable[[], None]:
         """Say that the answer carrying ``state`` goes to the listener on ``port``; returns the undo."""
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.folder, 0o700)
+        self.ready()
         path = state_file(self.folder, state)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as file:
