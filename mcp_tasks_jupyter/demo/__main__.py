@@ -42,10 +42,7 @@ oauth (--http --auth): /mcp needs "Authorization: Bearer TOKEN" from the demo's 
   POST /register                                    dynamic client registration (RFC 7591)
   GET  /authorize                                   302 to the redirect URI with code, state, iss
   POST /token                                       authorization_code (PKCE S256), refresh_token,
-                                                    client_credentials (--auth-client-id with a secret),
-                                                    the device grant (RFC 8628)
-  POST /device_authorization                        a device code and a user code
-  GET  /device?user_code=CODE                       the person approves at once (&deny=1: declines)
+                                                    client_credentials (--auth-client-id with a secret)
   a refresh token comes with the offline_access scope (for clients registering that grant type);
   tokens live in memory only, and are never logged.
 
@@ -146,20 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a tools/call of TOOL also needs SCOPE (403 insufficient_scope without it); repeatable",
     )
     auth.add_argument(
-        "--auth-device-interval",
-        type=int,
-        default=5,
-        metavar="SECONDS",
-        help="the device grant's polling interval (default 5)",
-    )
-    auth.add_argument(
-        "--auth-device-slow-downs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="answer the first N polls of each device code with slow_down (to test clients; default 0)",
-    )
-    auth.add_argument(
         "--auth-client-id",
         metavar="ID",
         help="a pre-registered client (besides dynamic registration): any loopback redirect URI",
@@ -199,8 +182,6 @@ def _auth_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             tool_scopes=parse_tool_scopes(args.auth_tool_scope),
             client_id=args.auth_client_id,
             client_secret=args.auth_client_secret,
-            device_interval=args.auth_device_interval,
-            device_slow_downs=args.auth_device_slow_downs,
         )
     except ValueError as exc:
         parser.error(str(exc))

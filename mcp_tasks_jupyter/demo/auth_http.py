@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .auth_server import AuthSettings, DemoAuthorizationServer, Reply, oauth_error
@@ -73,8 +73,6 @@ class DemoAuth:
             Route("/register", self._register, methods=["POST"]),
             Route("/authorize", self._authorize, methods=["GET", "POST"]),
             Route("/token", self._token, methods=["POST"]),
-            Route("/device_authorization", self._device_authorization, methods=["POST"]),
-            Route("/device", self._device, methods=["GET"]),
         ]
 
     async def guard(self, request: Request) -> Response | None:
@@ -116,21 +114,6 @@ class DemoAuth:
         if isinstance(form, Response):
             return form
         return to_response(self.authorization_server.token(form, request.headers.get("authorization")))
-
-    async def _device_authorization(self, request: Request) -> Response:
-        form = await self._form(request)
-        if isinstance(form, Response):
-            return form
-        server = self.authorization_server
-        return to_response(server.device_authorization(form, request.headers.get("authorization")))
-
-    async def _device(self, request: Request) -> Response:
-        """The person's page of the device grant: approves (or declines) at once."""
-        done = self.authorization_server.approve_device(list(request.query_params.multi_items()))
-        title = "Signed in." if done else "No sign-in waits for this code."
-        text = "Go back to your terminal." if done else "Check the code, or start again."
-        page = f"<!doctype html><meta charset=utf-8><title>{title}</title><h2>{title}</h2><p>{text}</p>"
-        return HTMLResponse(page, status_code=200 if done else 400, headers={"Cache-Control": "no-store"})
 
     @staticmethod
     async def _form(request: Request) -> list[tuple[str, str]] | Response:

@@ -18,12 +18,6 @@ HTTP layer read (query pairs, form pairs, a JSON body, the ``Authorization`` hea
   client registered (exactly, or on another port for a loopback IP literal, RFC 8252 §7.3); PKCE
   with S256 only; ``resource`` (RFC 8707) must be the MCP URL; ``scope`` must be supported (absent:
   the resource's required scopes);
-* the device authorization grant (RFC 8628) for a client that registered it: ``POST
-  /device_authorization`` gives a device code and a user code; ``GET /device?user_code=CODE`` is the
-  person approving at once (``&deny=1``: declining); the token endpoint answers
-  ``authorization_pending`` until then, ``slow_down`` (the interval grows by 5 s) to a poll sooner than
-  the interval (and to the first :attr:`AuthSettings.device_slow_downs` polls, to test clients),
-  ``expired_token`` after :data:`DEVICE_TTL`;
 * the token endpoint: ``authorization_code`` (single-use codes, 60 s; ``code_verifier``,
   ``redirect_uri``, ``resource`` checked; client authentication by the registered method only) and
   ``refresh_token`` (rotated on every use; presenting a rotated one again revokes everything issued
@@ -56,12 +50,6 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 #: The grant only the pre-registered confidential client has (not offered to dynamic registration).
 CLIENT_CREDENTIALS = "client_credentials"
 CODE_TTL = 60.0  # seconds an authorization code stays redeemable
-#: The device authorization grant (RFC 8628): its grant type, how long a device code lives, by how many
-#: seconds ``slow_down`` widens the interval.
-DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
-DEVICE_TTL = 300
-SLOW_DOWN_S = 5
-USER_CODE_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
 EXPIRED_KEPT = 600.0  # seconds an expired access token is still recognised as expired
 MAX_CLIENTS = 1000
 MAX_PENDING = 1000  # codes, access tokens and refresh tokens, each
@@ -106,10 +94,6 @@ class AuthSettings:
     #: redirect URI, both grant types; with a secret it authenticates by Basic or post, else by none.
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
-    #: The device grant's polling interval in seconds (``--auth-device-interval``).
-    device_interval: int = 5
-    #: Answer this many first polls of each device code with ``slow_down`` (``--auth-device-slow-downs``).
-    device_slow_downs: int = 0
 
     def __post_init__(self) -> None:
         if self.token_ttl < 1:
@@ -150,22 +134,6 @@ class PendingCode:
     scope: tuple[str, ...]
     resource: str
     expires_at: float
-
-
-@dataclass
-class PendingDevice:
-    """A device code waiting for its person (RFC 8628)."""
-
-    client_id: str
-    user_code: str
-    scope: tuple[str, ...]
-    resource: str
-    expires_at: float
-    interval: int
-    slow_downs: int
-    approved: bool = False
-    denied: bool = False
-    last_poll: float | None = None
 
 
 @dataclass(frozen=True)
@@ -267,17 +235,13 @@ class DemoAuthorizationServer:
         self.clock = clock
         self.clients: dict[str, Client] = {}
         self.codes: dict[str, PendingCode] = {}
-        self.devices: dict[str, PendingDevice] = {}
-        self.user_codes: dict[str, str] = {}  # user code -> device code
         self.access_tokens: dict[str, AccessToken] = {}
         self.refresh_tokens: dict[str, RefreshToken] = {}
         self._rotated: dict[str, str] = {}  # refresh token already used -> its grant
         if settings.client_id is not None:
             secret = settings.client_secret
             methods = frozenset({"none"} if secret is None else {"client_secret_basic", "client_secret_post"})
-            grants = (
-                (*GRANT_TYPES, DEVICE_CODE) if secret is None else (*GRANT_TYPES, DEVICE_CODE, CLIENT_CREDENTIALS)
-            )
+            grants = GRANT_TYPES if secret is None else (*GRANT_TYPES, CLIENT_CREDENTIALS)
             self.clients[settings.client_id] = Client(
                 settings.client_id, secret, methods, (), grants, any_loopback=True
             )
@@ -296,10 +260,6 @@ class DemoAuthorizationServer:
     def registration_endpoint(self) -> str:
         return f"{self.issuer}/register"
 
-    @property
-    def device_authorization_endpoint(self) -> str:
-        return f"{self.issuer}/device_authorization"
-
     def metadata(self) -> dict[str, Any]:
         """The authorization server metadata (RFC 8414)."""
         return {
@@ -307,11 +267,10 @@ class DemoAuthorizationServer:
             "authorization_endpoint": self.authorization_endpoint,
             "token_endpoint": self.token_endpoint,
             "registration_endpoint": self.registration_endpoint,
-            "device_authorization_endpoint": self.device_authorization_endpoint,
             "scopes_supported": list(self.settings.supported),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
-            "grant_types_supported": [*GRANT_TYPES, DEVICE_CODE]
+            "grant_types_supported": list(GRANT_TYPES)
             + ([CLIENT_CREDENTIALS] if self.settings.client_secret is not None else []),
             "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
             "code_challenge_methods_supported": ["S256"],
@@ -331,11 +290,8 @@ class DemoAuthorizationServer:
             return oauth_error(400, "invalid_client_metadata", "the registration request is not JSON")
         if not isinstance(meta, dict):
             return oauth_error(400, "invalid_client_metadata", "the registration request is not a JSON object")
-        grant_types = meta.get("grant_types", ["authorization_code"])
         uris = meta.get("redirect_uris")
-        if uris is None and isinstance(grant_types, list) and "authorization_code" not in grant_types:
-            uris = []  # no redirect-based grant: no redirect URI (RFC 7591 §2)
-        elif not isinstance(uris, list) or not uris or len(uris) > MAX_REDIRECT_URIS:
+        if not isinstance(uris, list) or not uris or len(uris) > MAX_REDIRECT_URIS:
             return oauth_error(400, "invalid_redirect_uri", "redirect_uris must list 1 to 20 redirect URIs")
         for uri in uris:
             problem = _redirect_uri_problem(uri)
@@ -348,14 +304,14 @@ class DemoAuthorizationServer:
                 "invalid_client_metadata",
                 f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}",
             )
-        registrable = (*GRANT_TYPES, DEVICE_CODE)
+        grant_types = meta.get("grant_types", ["authorization_code"])
         if (
             not isinstance(grant_types, list)
             or not grant_types
-            or not all(isinstance(g, str) and g in registrable for g in grant_types)
+            or not all(isinstance(g, str) and g in GRANT_TYPES for g in grant_types)
         ):
             return oauth_error(
-                400, "invalid_client_metadata", f"grant_types must be among {', '.join(registrable)}"
+                400, "invalid_client_metadata", f"grant_types must be among {', '.join(GRANT_TYPES)}"
             )
         response_types = meta.get("response_types", ["code"])
         if response_types != ["code"]:
@@ -453,16 +409,18 @@ class DemoAuthorizationServer:
 
     def token(self, form: Sequence[tuple[str, str]], authorization: str | None) -> Reply:
         """``POST /token`` (form-encoded): the ``authorization_code`` and ``refresh_token`` grants."""
-        found = self._form_client(form, authorization)
-        if isinstance(found, Reply):
-            return found
-        params, client = found
+        params = _single(form)
+        if isinstance(params, str):
+            return oauth_error(400, "invalid_request", f"the parameter {params} is given more than once")
+        client = self._authenticate(params, authorization)
+        if isinstance(client, Reply):
+            return client
         grant_type = params.get("grant_type")
-        if grant_type not in (*GRANT_TYPES, CLIENT_CREDENTIALS, DEVICE_CODE):
+        if grant_type not in (*GRANT_TYPES, CLIENT_CREDENTIALS):
             return oauth_error(
                 400,
                 "unsupported_grant_type",
-                f"grant_type must be authorization_code, refresh_token, client_credentials or {DEVICE_CODE}",
+                "grant_type must be authorization_code, refresh_token or client_credentials",
             )
         if grant_type not in client.grant_types:
             return oauth_error(400, "unauthorized_client", f"the client did not register the {grant_type} grant")
@@ -474,94 +432,7 @@ class DemoAuthorizationServer:
             return self._redeem_code(client, params)
         if grant_type == CLIENT_CREDENTIALS:
             return self._client_credentials(client, params)
-        if grant_type == DEVICE_CODE:
-            return self._redeem_device(client, params)
         return self._refresh(client, params)
-
-    # -- the device authorization grant (RFC 8628) -----------------------------------------------
-
-    def device_authorization(self, form: Sequence[tuple[str, str]], authorization: str | None) -> Reply:
-        """``POST /device_authorization``: a device code for the client, a user code for its person."""
-        found = self._form_client(form, authorization)
-        if isinstance(found, Reply):
-            return found
-        params, client = found
-        if DEVICE_CODE not in client.grant_types:
-            return oauth_error(400, "unauthorized_client", "the client did not register the device grant")
-        resource = params.get("resource", self.resource)
-        if resource != self.resource:
-            return oauth_error(400, "invalid_target", f"this server issues tokens for {self.resource} only")
-        scope = _scope_list(params.get("scope", "")) or self.settings.required
-        unknown = [s for s in scope if s not in self.settings.supported]
-        if unknown:
-            return oauth_error(400, "invalid_scope", f"unknown scope: {' '.join(unknown)}")
-        self._purge()
-        device_code = _token()
-        user_code = "".join(secrets.choice(USER_CODE_LETTERS) for _ in range(8))
-        interval = self.settings.device_interval
-        pending = PendingDevice(
-            client.client_id,
-            user_code,
-            scope,
-            resource,
-            self.clock() + DEVICE_TTL,
-            interval,
-            self.settings.device_slow_downs,
-        )
-        _bounded_put(self.devices, device_code, pending)
-        _bounded_put(self.user_codes, user_code, device_code)
-        shown = f"{user_code[:4]}-{user_code[4:]}"
-        return Reply(
-            200,
-            {
-                "device_code": device_code,
-                "user_code": shown,
-                "verification_uri": f"{self.issuer}/device",
-                "verification_uri_complete": f"{self.issuer}/device?{urlencode({'user_code': shown})}",
-                "expires_in": DEVICE_TTL,
-                "interval": interval,
-            },
-            NO_STORE,
-        )
-
-    def approve_device(self, query: Sequence[tuple[str, str]]) -> bool:
-        """``GET /device?user_code=CODE``: the person approves at once (``&deny=1``: declines); False
-        when no device code waits for that user code."""
-        params = _single(query)
-        if isinstance(params, str):
-            return False
-        user_code = params.get("user_code", "").replace("-", "").upper()
-        pending = self.devices.get(self.user_codes.get(user_code, ""))
-        if pending is None or pending.expires_at <= self.clock():
-            return False
-        if params.get("deny"):
-            pending.denied = True
-        else:
-            pending.approved = True
-        return True
-
-    def _redeem_device(self, client: Client, params: Mapping[str, str]) -> Reply:
-        device_code = params.get("device_code", "")
-        pending = self.devices.get(device_code)
-        now = self.clock()
-        if pending is None or pending.client_id != client.client_id:
-            return oauth_error(400, "invalid_grant", "the device code is unknown or was issued to another client")
-        if pending.expires_at <= now:
-            return oauth_error(400, "expired_token", "the device code expired")
-        early = pending.last_poll is not None and now - pending.last_poll < pending.interval
-        pending.last_poll = now
-        if early or pending.slow_downs > 0:
-            pending.slow_downs = max(0, pending.slow_downs - 1)
-            pending.interval += SLOW_DOWN_S
-            return oauth_error(400, "slow_down", f"poll at most every {pending.interval} s")
-        if pending.denied:
-            del self.devices[device_code]
-            return oauth_error(400, "access_denied", "the person declined")
-        if not pending.approved:
-            return oauth_error(400, "authorization_pending", "the person has not approved yet")
-        del self.devices[device_code]
-        self.user_codes.pop(pending.user_code, None)
-        return self._issue(client, pending.scope, pending.resource, grant=secrets.token_urlsafe(12))
 
     def _client_credentials(self, client: Client, params: Mapping[str, str]) -> Reply:
         """Tokens for the (authenticated, confidential) client itself: no person, no refresh token."""
@@ -572,16 +443,6 @@ class DemoAuthorizationServer:
         if unknown:
             return oauth_error(400, "invalid_scope", f"not granted to a client on its own: {' '.join(unknown)}")
         return self._issue(client, scope, self.resource, grant=secrets.token_urlsafe(12))
-
-    def _form_client(
-        self, form: Sequence[tuple[str, str]], authorization: str | None
-    ) -> tuple[dict[str, str], Client] | Reply:
-        """A form's parameters (each given once) and its authenticated client, or the error to answer."""
-        params = _single(form)
-        if isinstance(params, str):
-            return oauth_error(400, "invalid_request", f"the parameter {params} is given more than once")
-        client = self._authenticate(params, authorization)
-        return client if isinstance(client, Reply) else (params, client)
 
     def _authenticate(self, params: Mapping[str, str], authorization: str | None) -> Client | Reply:
         """The client, authenticated by the method it registered (RFC 6749 §2.3, §5.2)."""
@@ -705,7 +566,7 @@ class DemoAuthorizationServer:
         """Drop expired codes, and access tokens expired for a while (until then a request with one
         is told it expired, not that it is unknown)."""
         now = self.clock()
-        for table, grace in ((self.codes, 0.0), (self.devices, 0.0), (self.access_tokens, EXPIRED_KEPT)):
+        for table, grace in ((self.codes, 0.0), (self.access_tokens, EXPIRED_KEPT)):
             for key in [key for key, record in table.items() if record.expires_at + grace <= now]:
                 del table[key]
 

@@ -306,7 +306,6 @@ def _attached(record: TaskRecord, args: argparse.Namespace) -> tuple[Connecting,
     """A connection to the record's server over HTTP (a stdio server ended with its kernel), and the
     record's task id."""
     from ..client import connect
-    from ..oauth import OAuth, OAuthSignIn
 
     if record.task_id is None:
         raise CommandError(f"task {_name(record)} ran as an ordinary call: there is no task to reach")
@@ -319,10 +318,6 @@ def _attached(record: TaskRecord, args: argparse.Namespace) -> tuple[Connecting,
             raise CommandError(f"--header needs NAME=VALUE, got {name.strip()!r}")
         headers[name.strip()] = value
     options: dict[str, Any] = {"headers": headers, "timeout": min(args.timeout, 30.0), "name": record.server_name}
-    if not any(name.lower() == "authorization" for name in headers):
-        # Signs in where the server publishes OAuth metadata: in a terminal without a browser, with the
-        # device grant (a code to enter at a URL) when the authorization server offers it.
-        options["auth"] = OAuthSignIn(OAuth(), record.target, record.server_name or record.target, implicit=True)
     if record.dialect in ("ext", "2025-11-25", "sep1686"):
         options["dialect"] = record.dialect
     if record.protocol in versions.ALL:  # else (a version this client no longer speaks) it chooses

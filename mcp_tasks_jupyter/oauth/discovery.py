@@ -51,8 +51,6 @@ class ServerMetadata:
     #: ``dpop_signing_alg_values_supported`` (RFC 9449): None when it does not say it supports DPoP.
     dpop_algorithms: list[str] | None = None
     grant_types: list[str] | None = None
-    #: RFC 8628: where a device without a browser asks for a user code (None: no device grant).
-    device_authorization_endpoint: str | None = None
 
 
 def origin_of(url: str) -> str:
@@ -235,7 +233,4 @@ def _server_metadata(data: dict[str, Any], issuer: str | None, url: str, server:
         client_id_metadata_documents=data.get("client_id_metadata_document_supported") is True,
         dpop_algorithms=_strings(data.get("dpop_signing_alg_values_supported")),
         grant_types=_strings(data.get("grant_types_supported")),
-        device_authorization_endpoint=str(device)
-        if _http_url(device := data.get("device_authorization_endpoint"))
-        else None,
     )

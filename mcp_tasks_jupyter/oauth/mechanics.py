@@ -39,9 +39,6 @@ JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
-#: The device authorization grant (RFC 8628): its grant type, and the answers that mean "poll again".
-DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
-DEVICE_WAITING = ("authorization_pending", "slow_down")
 #: Client authentication with a signed assertion (RFC 7523 section 2.2).
 PRIVATE_KEY_JWT = "private_key_jwt"
 #: What to check when a headless grant is refused.
@@ -190,53 +187,6 @@ async def jwt_bearer(
     authorization grant an identity provider issued (enterprise-managed authorization)."""
     form = {"grant_type": JWT_BEARER, "assertion": assertion, "scope": " ".join(scopes), "resource": resource}
     return await _token_request(http, metadata, client, form, None, server, grant=grant, proofs=proofs)
-
-
-async def device_authorization(
-    http: httpx.AsyncClient,
-    metadata: ServerMetadata,
-    client: ClientRegistration,
-    scopes: list[str],
-    resource: str,
-    server: str,
-) -> dict[str, Any]:
-    """The device authorization response (RFC 8628 section 3.2): the device code, the user code and
-    where the person enters it (checked and bounded by ``device.py``)."""
-    assert metadata.device_authorization_endpoint is not None
-    endpoint = metadata.device_authorization_endpoint
-    at = ServerMetadata(metadata.issuer, metadata.authorization_endpoint, endpoint)
-    what = f"the device authorization request to {printable(endpoint, 200)}"
-    form = {"scope": " ".join(scopes), "resource": resource}
-    response, data = await _post_token(http, at, client, form, server, None, what)
-    if response.status_code != 200 or data is None:
-        raise SignInFailed(f"{what} was refused: HTTP {response.status_code}{_said(data)}", server=server)
-    return data
-
-
-async def device_token(
-    http: httpx.AsyncClient,
-    metadata: ServerMetadata,
-    client: ClientRegistration,
-    device_code: str,
-    resource: str,
-    server: str,
-    proofs: Proofs | None = None,
-) -> Tokens | str:
-    """One poll of the device grant: tokens, or ``authorization_pending`` / ``slow_down`` while the
-    person has not finished; SignInFailed when it was declined, expired or refused."""
-    form = {"grant_type": DEVICE_CODE, "device_code": device_code, "resource": resource}
-    what = f"the device grant at {printable(metadata.token_endpoint, 200)}"
-    response, data = await _post_token(http, metadata, client, form, server, proofs, what)
-    error = data.get("error") if data else None
-    if response.status_code == 400 and error in DEVICE_WAITING:
-        return str(error)
-    if response.status_code != 200 or data is None or not isinstance(data.get("access_token"), str):
-        why = {
-            "access_denied": "the sign-in was declined",
-            "expired_token": "the code expired before the sign-in was finished",
-        }.get(str(error), f"it was refused: HTTP {response.status_code}{_said(data)}")
-        raise SignInFailed(f"{what}: {why}; sign in again", server=server)
-    return _tokens(data, None, server, dpop=proofs is not None and proofs.dpop is not None)
 
 
 async def token_exchange(

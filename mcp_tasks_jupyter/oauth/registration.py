@@ -17,7 +17,6 @@ from ..errors import SignInFailed
 from ..redact import register
 from ..transport.http_answers import printable
 from .discovery import ServerMetadata
-from .mechanics import DEVICE_CODE
 from .settings import OAuth
 from .store import ClientRegistration
 
@@ -72,8 +71,6 @@ async def register_client(
     assert metadata.registration_endpoint is not None
     offered = metadata.token_endpoint_auth_methods
     method = "none" if "none" in offered else secret_method(metadata)
-    # Without a redirect URI: a client of the device grant (RFC 8628), which needs none.
-    grants = ["authorization_code", "refresh_token"] if redirect_uri else [DEVICE_CODE, "refresh_token"]
     request: dict[str, Any] = {
         "client_name": settings.client_name,
         # A client on the person's machine, answered on a loopback redirect (SEP-837, OIDC registration);
@@ -82,12 +79,10 @@ async def register_client(
         if redirect_uri.startswith(("http://127.0.0.1:", "http://localhost:"))
         else "web",
         "redirect_uris": [redirect_uri],
-        "grant_types": grants,
+        "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": method,
     }
-    if not redirect_uri:
-        del request["redirect_uris"]
     try:
         response = await http.post(metadata.registration_endpoint, json=request)
     except httpx.HTTPError as exc:

@@ -19,8 +19,8 @@ MAX_PORT = 65535
 #: The grants a client can use: a person signing in (the default), or headless: a service on its own
 #: credentials, a workload's identity token (workload identity federation), an enterprise identity
 #: provider's token exchanged for an authorization grant (enterprise-managed authorization).
-GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise", "device_code")
-HEADLESS_GRANTS = ("client_credentials", "jwt_bearer", "enterprise")
+GRANTS = ("authorization_code", "client_credentials", "jwt_bearer", "enterprise")
+HEADLESS_GRANTS = GRANTS[1:]
 #: The settings that hold a secret (``${env:...}`` values in them are secrets; never shown).
 SECRET_SETTINGS = frozenset({"client_secret", "private_key", "assertion", "idp_client_secret"})
 #: The settings an ``mcp.json`` ``"oauth"`` mapping may give.
@@ -85,12 +85,6 @@ class OAuth:
       JWT bearer grant turns into tokens at the server's authorization server (as ``client_id`` with
       its secret or key).
 
-    - ``"device_code"``: the device authorization grant (RFC 8628), for a terminal without a browser:
-      the person opens a URL anywhere and enters a code (``show_code(code)`` shows it, default: one
-      line on stderr) while the client polls. It is also chosen on its own when ``grant`` is the
-      default, no ``open_url`` is given, there is no desktop to open a browser on, and the
-      authorization server offers it.
-
     ``dpop``: bind tokens to a key this client keeps (RFC 9449): None (default) when the authorization
     server supports it, True always, False never. The key is made per server and kept in the token
     store; every request then carries a fresh proof.
@@ -118,7 +112,6 @@ class OAuth:
     idp_client_id: str | None = None
     idp_client_secret: str | None = field(default=None, repr=False)
     dpop: bool | None = None
-    show_code: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         for secret in (self.client_secret, self.idp_client_secret):

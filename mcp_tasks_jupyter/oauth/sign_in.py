@@ -40,7 +40,6 @@ from ..protocol.www_authenticate import Challenge
 from ..redact import safe_url
 from . import discovery, dpop, mechanics
 from .answers import AwaitedAnswer
-from .device import sign_in_with_device, tell_terminal
 from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .headless import headless_tokens
@@ -339,12 +338,6 @@ class OAuthSignIn:
                 self._record.scopes = scopes
                 self._use(tokens)
                 return
-            if self._wants_device(metadata):
-                scopes = self._scopes(challenge, metadata, wanted)
-                tokens = await self._with_device(http, metadata, kept, scopes, proofs)
-                self._record.scopes = scopes
-                self._use(tokens)
-                return
             scopes, tokens, awaited = await self._with_person(http, metadata, kept, challenge, wanted, proofs)
         try:
             self._record.scopes = scopes
@@ -352,41 +345,6 @@ class OAuthSignIn:
         finally:
             awaited.settle(None)
         self._tell_person(f"signed in to {self.server}")
-
-    def _wants_device(self, metadata: ServerMetadata) -> bool:
-        """Whether to sign in with the device grant (RFC 8628): asked for, or a terminal without a
-        browser (no ``open_url``, no desktop) where the authorization server offers it."""
-        offered = metadata.device_authorization_endpoint is not None
-        if self.settings.grant == "device_code":
-            if not offered:
-                raise SignInFailed(
-                    "the authorization server offers no device authorization grant (RFC 8628): use "
-                    'OAuth(grant="authorization_code")',
-                    server=self.server,
-                )
-            return True
-        return offered and self.settings.open_url is None and not has_desktop()
-
-    async def _with_device(
-        self,
-        http: httpx.AsyncClient,
-        metadata: ServerMetadata,
-        kept: ClientRegistration | None,
-        scopes: list[str],
-        proofs: Proofs,
-    ) -> Tokens:
-        """A person enters a code at the authorization server's URL, anywhere; the client polls."""
-        client = await client_for(http, metadata, self.settings, "", kept, self.server)
-        self._record.client = client
-        indicator = self._record.indicator or self.key
-        show = self.settings.show_code or (lambda code: tell_terminal(self.server, code))
-        for waiting in self.waiting:
-            waiting(True)
-        try:
-            return await sign_in_with_device(http, metadata, client, scopes, indicator, self.server, proofs, show)
-        finally:
-            for waiting in self.waiting:
-                waiting(False)
 
     async def _with_person(
         self,
@@ -524,16 +482,12 @@ def _port_of(url: str) -> int | None:
         return None
 
 
-def has_desktop() -> bool:
-    """Whether a browser can be opened here (a desktop session)."""
-    return sys.platform in ("darwin", "win32") or bool(
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    )
-
-
 def open_in_browser(url: str) -> None:
     """Open ``url`` in a browser tab when there is a desktop; else print it for a person to open."""
-    if has_desktop():
+    has_desktop = sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+    if has_desktop:
         import webbrowser
 
         if webbrowser.open_new_tab(url):

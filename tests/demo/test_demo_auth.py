@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_tasks_jupyter.demo.auth_server import DEVICE_CODE
 from tests.support.auth_demo import (
     REDIRECT_URI,
     AuthDemo,
@@ -95,7 +94,7 @@ def test_the_metadata_documents(demo: AuthDemo) -> None:
     assert server["registration_endpoint"] == demo.registration_endpoint
     assert server["code_challenge_methods_supported"] == ["S256"]
     assert server["token_endpoint_auth_methods_supported"] == ["none", "client_secret_basic", "client_secret_post"]
-    assert server["grant_types_supported"] == ["authorization_code", "refresh_token", DEVICE_CODE]
+    assert server["grant_types_supported"] == ["authorization_code", "refresh_token"]
     assert server["response_types_supported"] == ["code"]
     assert server["scopes_supported"] == ["mcp:tools", "offline_access"]
     assert server["authorization_response_iss_parameter_supported"] is True
