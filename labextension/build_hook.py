@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What the build reads (besides node_modules).
 SOURCES = ["src", "schema", "style", "scripts", "package.json", "package-lock.json", "tsconfig.json",
            "tsconfig.widgets.json"]
-WIDGETS = ["task", "board", "question", "batch"]
+WIDGETS = ["task", "board", "question", "batch", "signin"]
 #: What the build writes and the wheel ships (pyproject.toml's ensured-targets: the same list).
 OUTPUTS = ["mcp_tasks_jupyter/labextension/package.json", "mcp_tasks_jupyter/labextension/static/style.js",
            *(f"mcp_tasks_jupyter/jupyter/widgets/static/{name}.{ext}"

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     )
     from .exports.frames import to_dataframe
     from .exports.provenance import export, read_export
-    from .oauth import OAuth, TokenStore
+    from .oauth import OAuth, TokenStore, finish_sign_in
     from .protocol.task_state import TaskState
     from .protocol.types import Tool
     from .running.batch import Batch
@@ -75,6 +75,7 @@ _LAZY = {
     "connect": ".client",
     "OAuth": ".oauth",
     "TokenStore": ".oauth",
+    "finish_sign_in": ".oauth",
     "TaskState": ".protocol.task_state",
     "Tool": ".protocol.types",
     "ToolResult": ".tasks.results",
@@ -151,6 +152,7 @@ __all__ = [
     "as_completed",
     "connect",
     "export",
+    "finish_sign_in",
     "gather",
     "read_export",
     "to_dataframe",

@@ -1,7 +1,8 @@
 """What a user installs works: ``python -m build`` makes the sdist and the wheel (the wheel from the sdist,
 so the sdist carries everything), and the wheel installed into a fresh virtual environment with no Node or
-npm on ``PATH`` gives the JupyterLab extension (listed, enabled, OK), ``%load_ext`` and a task against the
-bundled demo in a kernel of that environment, and the ``mcp-tasks`` command.
+npm on ``PATH`` gives the JupyterLab extension (listed, enabled, OK), the Jupyter Server extension
+(enabled), ``%load_ext`` and a task against the bundled demo in a kernel of that environment, and the
+``mcp-tasks`` command.
 
 Band: kernel (it starts one). Its cost is the installs: about a minute from the machine's pip cache
 (PyPI is reachable; ``.ci/run`` runs it with the rest of ``make test``)."""
@@ -107,3 +108,12 @@ def test_a_kernel_of_the_environment_loads_the_magics_and_runs_a_task(installed:
 
 def test_the_command_line_runs(installed: Path) -> None:
     assert "usage: mcp-tasks" in run([str(installed / "mcp-tasks"), "--help"], _env(installed))
+
+
+def test_the_jupyter_server_extension_is_enabled(installed: Path) -> None:
+    listed = run([str(installed / "jupyter"), "server", "extension", "list"], _env(installed))
+    line = next((ln for ln in listed.splitlines() if "mcp_tasks_jupyter.serverext" in ln), "")
+    assert "enabled" in line, listed
+    assert (
+        "mcp_tasks_jupyter.serverext" in listed and "OK" in listed.split("mcp_tasks_jupyter.serverext", 1)[1][:200]
+    )

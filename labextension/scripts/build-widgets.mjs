@@ -17,7 +17,8 @@ const WIDGETS = {
   board: ['board.ts', ['board.css', 'status.css']],
   compact: ['compact.ts', ['compact.css', 'status.css']],
   question: ['question.ts', ['form.css']],
-  batch: ['batch.ts', ['task.css', 'batch.css', 'status.css']]
+  batch: ['batch.ts', ['task.css', 'batch.css', 'status.css']],
+  signin: ['signin.ts', ['signin.css']]
 };
 
 const common = {

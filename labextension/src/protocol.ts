@@ -58,7 +58,9 @@ export type KernelMessage =
 
 /** Messages to the kernel. */
 export type FrontEndMessage =
-  { type: 'hello' } | { type: 'cancel'; key: string };
+  | { type: 'hello' }
+  | { type: 'cancel'; key: string }
+  | { type: 'oauth'; callback: string | null };
 
 /** Longest text kept from a kernel string; the rest is cut (a row is not a log). */
 const MAX_TEXT = 2000;

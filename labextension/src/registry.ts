@@ -11,6 +11,7 @@ import type { Kernel } from '@jupyterlab/services';
 import { Token } from '@lumino/coreutils';
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { signInRoute } from './signin';
 import { IStoreChange, ITransition, KernelTaskStore } from './store';
 
 export interface ITaskRegistry {
@@ -63,7 +64,7 @@ export class TaskRegistry implements ITaskRegistry {
     }
     let store = this._stores.get(kernel.id);
     if (!store) {
-      store = new KernelTaskStore(kernel.id);
+      store = new KernelTaskStore(kernel.id, signInRoute);
       this._stores.set(kernel.id, store);
       store.changed.connect(this._onStoreChanged, this);
       store.transition.connect(this._onTransition, this);

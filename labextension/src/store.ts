@@ -24,6 +24,7 @@ import {
   isWaiting,
   parseKernelMessage
 } from './protocol';
+import { noSignInRoute } from './signin';
 
 /**
  * - `connecting`: asked the kernel, no answer yet (also while it restarts);
@@ -55,7 +56,14 @@ export interface ICounts {
 const RESET: IStoreChange = { reset: true, changed: [], removed: [] };
 
 export class KernelTaskStore implements IDisposable {
-  constructor(readonly kernelId: string) {}
+  /**
+   * `route` gives the address of the Jupyter server's sign-in route (null:
+   * none), told to the kernel on every comm (`signin.ts`).
+   */
+  constructor(
+    readonly kernelId: string,
+    private readonly _route: () => Promise<string | null> = noSignInRoute
+  ) {}
 
   get state(): StoreState {
     return this._state;
@@ -214,6 +222,11 @@ export class KernelTaskStore implements IDisposable {
     this._comms.add(comm);
     comm.onMsg = msg => this._onData(comm, msg.content.data);
     comm.onClose = () => this._onCommClosed(comm);
+    void this._route().then(callback => {
+      if (this._comms.has(comm) && !comm.isDisposed) {
+        this._send(comm, { type: 'oauth', callback });
+      }
+    });
   }
 
   /** Stop listening to a comm without closing it. */

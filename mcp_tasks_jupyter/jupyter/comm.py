@@ -9,7 +9,9 @@ snapshot. Messages, kernel to front-end::
     {"type": "update", "tasks": [TASK, ...], "removed": []}    tasks that changed, coalesced
     {"type": "cancel_result", "key": K, "ok": bool, "error": str | None}
 
-front-end to kernel: ``{"type": "hello"}`` (send a snapshot), ``{"type": "cancel", "key": K}``.
+front-end to kernel: ``{"type": "hello"}`` (send a snapshot), ``{"type": "cancel", "key": K}``,
+``{"type": "oauth", "callback": URL | null}`` (the Jupyter server's sign-in route as the browser sees
+it, or none: ``sign_in_route.py``).
 TASK is :func:`task_entry`. Updates are coalesced to at most one message per
 :data:`UPDATE_INTERVAL_S` for all tasks together, whatever the servers send.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,9 +29,11 @@ from ..errors import MCPError
 from ..running.batch import batch_of
 from ..tasks.handle import TaskHandle
 from ..views.view import view_of
+from .sign_in_route import REPORT_WAIT_S, SignInRoute
 from .widgets.coalesce import Coalescer
 
 if TYPE_CHECKING:
+    from ..oauth.sign_in import Relay
     from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -78,6 +83,9 @@ class TasksChannel:
         self._coalescer = Coalescer(self._flush, UPDATE_INTERVAL_S)
         #: Messages sent, by type (tests and benchmarks read it).
         self.sent: dict[str, int] = {}
+        #: What the front end said about the Jupyter server's sign-in route.
+        self.route = SignInRoute()
+        self._opened_at: float | None = None
         runtime.on_track.append(self.track)
         for handle in runtime.handles:
             self.track(handle)
@@ -121,6 +129,14 @@ class TasksChannel:
         comm.on_msg(lambda msg, comm=comm: self._received(comm, msg))
         comm.on_close(lambda _msg, comm=comm: self._closed(comm))
         self._comms.append(comm)
+        if self._opened_at is None:
+            self._opened_at = time.monotonic()
+
+    async def relay(self) -> Relay | None:
+        """The relay a sign-in starting now uses (None: the loopback listener)."""
+        opened = self._opened_at if self._comms else None
+        wait = 0.0 if opened is None else opened + REPORT_WAIT_S - time.monotonic()
+        return await self.route.relay(wait)
 
     def opened_by_frontend(self, comm: Any, _open_msg: dict[str, Any]) -> None:
         """The comm target's handler: the front-end asked to follow this kernel."""
@@ -140,6 +156,8 @@ class TasksChannel:
             self._send_to(comm, self.snapshot())
         elif kind == "cancel" and isinstance(key, str):
             self._cancel(comm, key)
+        elif kind == "oauth":
+            self.route.reported(fields.get("callback"))
         else:
             log.debug("ignored a message on %s: %r", TARGET, data)
 

@@ -103,7 +103,9 @@ class MCPMagics(Magics):
         environment. Options given here are added to the file's headers and env.
 
         An HTTP server that asks you to sign in (OAuth) gets a "Sign in to NAME" link in the cell:
-        it opens the sign-in in a new tab, and the cell goes on once you are signed in. Tokens are
+        it opens the sign-in in a new tab, and the cell goes on once you are signed in (where the browser
+        cannot reach this kernel, e.g. on a hub, paste the address it ended on into the field under the
+        link). Tokens are
         kept for the next time (``%mcp_logout NAME`` forgets them). ``"oauth": {...}`` in mcp.json
         sets ``client_id``, ``client_secret``, ``scopes``, ``redirect_port``; ``"oauth": false``
         never signs in.

@@ -26,6 +26,7 @@ from ..client import Client, connect as open_connection
 from ..errors import TaskLost, TaskNotFound, UsageError
 from ..index.task_index import TaskIndex, default_index
 from ..oauth import OAuth
+from ..oauth.sign_in import Relay
 from ..protocol.task_state import question_task_id
 from ..redact import register_all, safe_url, scrub, scrub_values
 from ..tasks.handle import TaskHandle
@@ -114,7 +115,8 @@ class Runtime:
             raise UsageError(f"{name!r} is not a usable connection name (letters, digits, _ . -; no ':')")
         register_all(secrets)  # expanded ${env:...} values (headers and env are registered by the transports)
         if "auth" not in options and oauth is not False and wants_oauth(target, headers):
-            options["auth"] = notebook_hook(name, str(target), oauth if isinstance(oauth, OAuth) else None)
+            settings = oauth if isinstance(oauth, OAuth) else None
+            options["auth"] = notebook_hook(name, str(target), settings, relay=self._sign_in_relay)
         shown = (
             display_target
             if display_target is not None
@@ -203,6 +205,14 @@ class Runtime:
         if client is None:
             raise UsageError(f"no server named {name!r} is connected{self.connected_summary()}")
         return client
+
+    async def _sign_in_relay(self) -> Relay | None:
+        """Where a sign-in's answer comes back: the Jupyter server's route when the JupyterLab
+        extension said there is one (``sign_in_route.py``), else None (the loopback listener)."""
+        from .comm import served  # the channel imports the widgets, which import this module
+
+        channel = served(self)
+        return await channel.relay() if channel is not None else None
 
     def connected_summary(self) -> str:
         """`` (connected: a, b)`` or `` (none is connected)``, for messages."""

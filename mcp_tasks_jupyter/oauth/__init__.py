@@ -2,12 +2,14 @@
 
 ``settings`` (what users say), ``discovery`` (protected resource and authorization server
 metadata), ``registration`` (pre-registered, Client ID Metadata Documents, dynamic registration),
-``mechanics`` (PKCE, token requests: authlib), ``loopback`` (the redirect listener), ``store``
+``mechanics`` (PKCE, token requests: authlib), ``loopback`` (the redirect listener), ``answers``
+(where the sign-in's answer arrives: the listener, or an address pasted by hand), ``store``
 (tokens on disk, 0600), ``sign_in`` (the connection's auth hook that ties them together).
 """
 
+from .answers import finish_sign_in
 from .settings import OAuth
 from .sign_in import OAuthSignIn
 from .store import TokenStore
 
-__all__ = ["OAuth", "OAuthSignIn", "TokenStore"]
+__all__ = ["OAuth", "OAuthSignIn", "TokenStore", "finish_sign_in"]

@@ -2,9 +2,10 @@
 authorization server's answer through the person's browser.
 
 It reads one bounded request head per connection (the request line is all it needs), answers a
-short static page and hands the query parameters of the first answer carrying the expected
-``state`` to the sign-in. Anything else (another path, another state, a slow or oversized request)
-is answered and dropped. It listens only while a sign-in waits.
+short static page and offers the query parameters to the sign-in that waits
+(:meth:`~.answers.AwaitedAnswer.offer`, which checks ``state``, as for an answer pasted by hand).
+Anything else (another path, another state, a slow or oversized request) is answered and dropped. It
+listens only while a sign-in waits.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import SignInFailed
+from .answers import AwaitedAnswer
 
 HOST = "127.0.0.1"
 PATH = "/callback"
@@ -38,8 +40,7 @@ class RedirectListener:
     def __init__(self, port: int = 0) -> None:
         self.port = port
         self._server: asyncio.Server | None = None
-        self._answer: asyncio.Future[dict[str, str]] | None = None
-        self._state: str | None = None
+        self._awaited: AwaitedAnswer | None = None
 
     @property
     def redirect_uri(self) -> str:
@@ -47,23 +48,12 @@ class RedirectListener:
 
     async def start(self) -> None:
         """Bind the port (OSError when it is taken)."""
-        self._answer = asyncio.get_running_loop().create_future()
         self._server = await asyncio.start_server(self._serve, HOST, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
-    def expect(self, state: str) -> None:
-        self._state = state
-
-    async def wait(self, timeout: float, server: str) -> dict[str, str]:
-        """The answer's query parameters; SignInFailed when none came within ``timeout`` seconds."""
-        assert self._answer is not None
-        try:
-            return await asyncio.wait_for(asyncio.shield(self._answer), timeout)
-        except TimeoutError:
-            raise SignInFailed(
-                f"nobody signed in within {timeout:g} s; sign in again with %mcp_login NAME (or reconnect)",
-                server=server,
-            ) from None
+    def expect(self, awaited: AwaitedAnswer) -> None:
+        """Hand answers to ``awaited`` (before that, every request is refused)."""
+        self._awaited = awaited
 
     async def close(self) -> None:
         if self._server is not None:
@@ -98,8 +88,10 @@ class RedirectListener:
         if target.path != PATH:
             return "404 Not Found", _FAILED_PAGE
         params = dict(parse_qsl(target.query, keep_blank_values=True))
-        if self._state is None or params.get("state") != self._state:
+        if self._awaited is None:
+            return "400 Bad Request", _FAILED_PAGE
+        try:
+            self._awaited.offer(params)
+        except SignInFailed:
             return "400 Bad Request", _FAILED_PAGE  # not the sign-in that is waiting
-        if self._answer is not None and not self._answer.done():
-            self._answer.set_result(params)
         return ("200 OK", _DONE_PAGE) if "code" in params else ("200 OK", _FAILED_PAGE)

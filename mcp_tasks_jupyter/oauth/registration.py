@@ -75,8 +75,11 @@ async def register_client(
     method = "none" if "none" in offered else secret_method(metadata)
     request: dict[str, Any] = {
         "client_name": settings.client_name,
-        # A client on the person's machine, answered on a loopback redirect (SEP-837, OIDC registration).
-        "application_type": "native",
+        # A client on the person's machine, answered on a loopback redirect (SEP-837, OIDC registration), or
+        # by a code entered elsewhere; answered through a Jupyter server's https route, it is a web client.
+        "application_type": "web"
+        if redirect_uri is not None and not redirect_uri.startswith(("http://127.0.0.1:", "http://localhost:"))
+        else "native",
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],

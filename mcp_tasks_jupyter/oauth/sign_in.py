@@ -29,7 +29,8 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -38,10 +39,11 @@ from ..errors import AuthenticationFailed, SignInFailed
 from ..protocol.www_authenticate import Challenge
 from ..redact import safe_url
 from . import device, discovery, dpop, mechanics
+from .answers import AwaitedAnswer
 from .discovery import ServerMetadata
 from .dpop import DPoPKey
 from .headless import headless_tokens
-from .loopback import RedirectListener
+from .loopback import HOST, PATH, RedirectListener
 from .mechanics import Proofs
 from .registration import client_for, issuer_key
 from .settings import OAuth
@@ -61,6 +63,21 @@ REFRESH_MARGIN_S = 60.0
 OFFLINE_ACCESS = "offline_access"
 
 
+class Relay(Protocol):
+    """A route to this process's loopback listener through a server the person's browser reaches
+    (the Jupyter server's sign-in route, ``serverext/relay.py``): ``redirect_uri`` is its address."""
+
+    redirect_uri: str
+
+    def register(self, state: str, port: int) -> Callable[[], None]:
+        """Route the answer carrying ``state`` to the listener on ``port``; returns the undo."""
+        ...
+
+
+#: Finds the relay to use for a sign-in now (None: the loopback redirect).
+FindRelay = Callable[[], Awaitable[Relay | None]]
+
+
 def resource_key(url: str) -> str:
     """The server URL as the store keys it: no userinfo, no fragment."""
     return safe_url(url).split("#", 1)[0]
@@ -77,8 +94,12 @@ class OAuthSignIn:
         *,
         store: TokenStore | None = None,
         implicit: bool = False,
+        relay: FindRelay | None = None,
     ) -> None:
         self.settings = settings
+        #: Where the person's browser brings the answer when it cannot reach this process's loopback
+        #: (asked at each sign-in; a notebook's: the Jupyter server's route, when JupyterLab says so).
+        self.relay = relay
         #: Not asked for by the user (a notebook's default): sign in only where the server publishes
         #: OAuth metadata; otherwise its refusal stands as it is.
         self.implicit = implicit
@@ -326,36 +347,61 @@ class OAuthSignIn:
                 self._record.scopes = scopes
                 self._use(tokens)
                 return
-            listener = await self._listen(kept)
-            asked = False
-            try:
-                client = await client_for(http, metadata, self.settings, listener.redirect_uri, kept, self.server)
-                self._record.client = client
-                scopes = self._scopes(challenge, metadata, wanted)
-                indicator = self._record.indicator or self.key
-                request = mechanics.authorization_request(
-                    metadata, client, listener.redirect_uri, scopes, indicator
-                )
-                listener.expect(request.state)
-                asked = True
-                answer = await self._ask_person(request.url, listener)
-            except SignInFailed as exc:
-                if asked:
-                    self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
-                raise
-            finally:
-                await listener.close()
-            try:
-                code = mechanics.code_from(answer, request, metadata, self.server)
-                tokens = await mechanics.exchange_code(
-                    http, metadata, client, request, code, indicator, self.server, proofs
-                )
-            except SignInFailed as exc:
-                self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
-                raise
-        self._record.scopes = scopes
-        self._use(tokens)
+            scopes, tokens, awaited = await self._with_person(http, metadata, kept, challenge, wanted, proofs)
+        try:
+            self._record.scopes = scopes
+            self._use(tokens)
+        finally:
+            awaited.settle(None)
         self._tell_person(f"signed in to {self.server}")
+
+    async def _with_person(
+        self,
+        http: httpx.AsyncClient,
+        metadata: ServerMetadata,
+        kept: ClientRegistration | None,
+        challenge: Challenge | None,
+        wanted: list[str] | None,
+        proofs: Proofs,
+    ) -> tuple[list[str], Tokens, AwaitedAnswer]:
+        """A person signs in at the authorization URL; the answer (from the loopback listener or pasted
+        by hand, ``answers.py``) is checked and its code exchanged."""
+        relay = await self.relay() if self.relay is not None else None
+        listener = await self._listen(kept if relay is None else None)
+        awaited: AwaitedAnswer | None = None
+        try:
+            redirect_uri = relay.redirect_uri if relay is not None else listener.redirect_uri
+            client = await client_for(http, metadata, self.settings, redirect_uri, kept, self.server)
+            self._record.client = client
+            scopes = self._scopes(challenge, metadata, wanted)
+            indicator = self._record.indicator or self.key
+            request = mechanics.authorization_request(metadata, client, redirect_uri, scopes, indicator)
+            awaited = AwaitedAnswer(request.state, self.server)
+            listener.expect(awaited)
+            unregister = relay.register(request.state, listener.port) if relay is not None else None
+            try:
+                with awaited:  # an address pasted by hand finds this sign-in while it waits
+                    answer = await self._ask_person(request.url, awaited)
+            finally:
+                if unregister is not None:
+                    unregister()
+            await listener.close()
+            code = mechanics.code_from(answer, request, metadata, self.server)
+            tokens = await mechanics.exchange_code(
+                http, metadata, client, request, code, indicator, self.server, proofs
+            )
+        except SignInFailed as exc:
+            if awaited is not None:
+                awaited.settle(exc)
+                self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
+            raise
+        except BaseException:
+            if awaited is not None:
+                awaited.settle(SignInFailed("the sign-in was stopped", server=self.server))
+            raise
+        finally:
+            await listener.close()
+        return scopes, tokens, awaited
 
     def _dpop_key(self, metadata: ServerMetadata) -> DPoPKey | None:
         """The key to bind this sign-in's tokens to: the one kept, or a new one (None: no DPoP)."""
@@ -374,8 +420,9 @@ class OAuthSignIn:
 
     async def _listen(self, kept: ClientRegistration | None) -> RedirectListener:
         port = self.settings.redirect_port
-        if port is None and kept is not None and kept.redirect_uri:
-            port = _port_of(kept.redirect_uri)
+        kept_uri = kept.redirect_uri if kept is not None else None
+        if port is None and kept_uri and kept_uri.startswith(f"http://{HOST}:") and kept_uri.endswith(PATH):
+            port = _port_of(kept_uri)  # the kept registration's loopback port
         listener = RedirectListener(port or 0)
         try:
             await listener.start()
@@ -390,14 +437,14 @@ class OAuthSignIn:
             await listener.start()
         return listener
 
-    async def _ask_person(self, url: str, listener: RedirectListener) -> dict[str, str]:
+    async def _ask_person(self, url: str, awaited: AwaitedAnswer) -> dict[str, str]:
         for waiting in self.waiting:
             waiting(True)
         try:
             opened = (self.settings.open_url or open_in_browser)(url)
             if inspect.isawaitable(opened):
                 await opened
-            return await listener.wait(self.settings.sign_in_timeout, self.server)
+            return await awaited.wait(self.settings.sign_in_timeout)
         finally:
             for waiting in self.waiting:
                 waiting(False)

@@ -38,7 +38,7 @@ START_TIMEOUT = 90.0  # seconds: a bound on JupyterLab's start on a loaded 2-cor
 
 @dataclass
 class Lab:
-    """A running JupyterLab server."""
+    """A running JupyterLab server (``url``: its address with its ``base_url``, no slash at the end)."""
 
     url: str
     token: str
@@ -85,6 +85,11 @@ def lab_env(home: Path) -> dict[str, str]:
     link = data / "labextensions" / "mcp-tasks-jupyter"
     if (built / "static").is_dir() and not link.exists():
         link.symlink_to(built, target_is_directory=True)
+    # The Jupyter Server extension, enabled as installing the package does (jupyter-config/ in the wheel).
+    server_config = home / "config" / "jupyter_server_config.d"
+    server_config.mkdir(parents=True, exist_ok=True)
+    for shipped in (REPO_ROOT / "jupyter-config" / "jupyter_server_config.d").glob("*.json"):
+        (server_config / shipped.name).write_text(shipped.read_text())
     env.pop("MTJ_CONFIG", None)
     # No news or update pop-ups over the page.
     notification = home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
@@ -94,8 +99,9 @@ def lab_env(home: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_lab(root: Path, home: Path) -> Iterator[Lab]:
-    """JupyterLab serving ``root`` on 127.0.0.1 until the block ends (then shut down, then killed)."""
+def running_lab(root: Path, home: Path, *, base_url: str = "/") -> Iterator[Lab]:
+    """JupyterLab serving ``root`` on 127.0.0.1 until the block ends (then shut down, then killed);
+    ``base_url`` as JupyterHub gives a user's server (``/user/NAME/``)."""
     if not Path(CHROMIUM).exists():
         raise RuntimeError(
             f"the browser tests need Debian's chromium at {CHROMIUM} "
@@ -116,9 +122,10 @@ def running_lab(root: Path, home: Path) -> Iterator[Lab]:
         "--LabApp.news_url=",
         "--ServerApp.open_browser=False",
         "--LabApp.expose_app_in_browser=True",
+        f"--ServerApp.base_url={base_url}",
     ]
     with spawn(argv, env=lab_env(home), cwd=root, grace=10.0) as process:
-        lab = Lab(f"http://127.0.0.1:{port}", token, root, process)
+        lab = Lab(f"http://127.0.0.1:{port}{base_url.rstrip('/')}", token, root, process)
         _wait_ready(lab)
         try:
             yield lab

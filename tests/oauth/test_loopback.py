@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from mcp_tasks_jupyter.errors import SignInFailed
+from mcp_tasks_jupyter.oauth.answers import AwaitedAnswer
 from mcp_tasks_jupyter.oauth.loopback import RedirectListener
 
 pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
@@ -19,7 +20,8 @@ def anyio_backend() -> str:
 async def test_the_answer_with_the_awaited_state_is_handed_over() -> None:
     listener = RedirectListener()
     await listener.start()
-    listener.expect("s1")
+    awaited = AwaitedAnswer("s1", "srv")
+    listener.expect(awaited)
     try:
         assert listener.redirect_uri.startswith("http://127.0.0.1:")
         async with httpx.AsyncClient() as http:
@@ -30,16 +32,12 @@ async def test_the_answer_with_the_awaited_state_is_handed_over() -> None:
             right = await http.get(listener.redirect_uri, params={"code": "the-code", "state": "s1", "iss": "i"})
         assert (wrong.status_code, elsewhere.status_code, right.status_code) == (400, 404, 200)
         assert "Signed in" in right.text
-        assert await listener.wait(1, "srv") == {"code": "the-code", "state": "s1", "iss": "i"}
+        assert await awaited.wait(1) == {"code": "the-code", "state": "s1", "iss": "i"}
     finally:
         await listener.close()
 
 
 async def test_nobody_signing_in_times_out_with_what_to_do() -> None:
-    listener = RedirectListener()
-    await listener.start()
-    try:
-        with pytest.raises(SignInFailed, match=r"nobody signed in within 0\.2 s; sign in again with %mcp_login"):
-            await listener.wait(0.2, "srv")
-    finally:
-        await listener.close()
+    awaited = AwaitedAnswer("s1", "srv")
+    with pytest.raises(SignInFailed, match=r"nobody signed in within 0\.2 s; sign in again with %mcp_login"):
+        await awaited.wait(0.2)
