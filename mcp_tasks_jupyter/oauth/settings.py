@@ -48,6 +48,19 @@ CONFIG_SETTINGS = (
 )
 
 
+#: The variable continuous integration services set (GitHub Actions, GitLab CI, CircleCI, Buildkite, Travis...):
+#: where it is set, nobody is there to sign in.
+CI_ENV = "CI"
+
+
+def nobody_to_sign_in() -> str | None:
+    """Why no person can sign in here (a CI run: ``CI`` is set and not false), or None."""
+    value = os.environ.get(CI_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return None
+    return f"this runs in continuous integration ({CI_ENV} is set), where nobody can sign in"
+
+
 @dataclass
 class OAuth:
     """Sign in to an MCP server with OAuth 2.1 (the MCP authorization flow), when it asks for it.

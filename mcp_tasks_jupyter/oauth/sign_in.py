@@ -46,7 +46,7 @@ from .headless import headless_tokens
 from .loopback import HOST, PATH, RedirectListener
 from .mechanics import Proofs
 from .registration import client_for, issuer_key
-from .settings import OAuth
+from .settings import OAuth, nobody_to_sign_in
 from .store import ClientRegistration, SignIn, Tokens, TokenStore
 
 log = logging.getLogger(__name__)
@@ -338,6 +338,14 @@ class OAuthSignIn:
                 self._record.scopes = scopes
                 self._use(tokens)
                 return
+            nobody = nobody_to_sign_in()
+            if nobody is not None:  # a person's sign-in would wait for its timeout: fail now, saying what to do
+                raise SignInFailed(
+                    f'{nobody}: give it a headless grant, e.g. mtj.OAuth(grant="client_credentials", '
+                    'client_id=..., client_secret_file=...) or mcp.json\'s "oauth": {"grant": ...} (README: '
+                    '"Which way to sign in where"), or sign in once elsewhere and keep the token store',
+                    server=self.server,
+                )
             if device.wanted(self.settings, metadata):  # no browser can reach us: a code to enter elsewhere
                 scopes = self._scopes(challenge, metadata, wanted)
                 indicator = self._record.indicator or self.key

@@ -69,3 +69,15 @@ async def test_a_wrong_secret_fails_at_once_naming_the_grant(tmp_path: Path) -> 
     assert "the client_credentials grant was refused" in said
     assert "invalid_client" in said and "wrong client secret" in said
     assert wrong not in said and SECRET not in said
+
+
+async def test_a_persons_sign_in_in_ci_fails_at_once_saying_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    with start_auth_demo() as demo:
+        auth = mtj.OAuth(token_store=tmp_path, open_url=nobody, sign_in_timeout=60)
+        with pytest.raises(mtj.SignInFailed) as failure:  # at once: nobody is waited for
+            await mtj.connect(demo.url, auth=auth, timeout=30)
+    said = str(failure.value)
+    assert "continuous integration" in said and 'grant="client_credentials"' in said, said
