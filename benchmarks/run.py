@@ -32,6 +32,7 @@ SCRIPTS = {
     "widget_messages.py": 300,
     "completion_latency.py": 300,
     "kernel_latency.py": 1200,
+    "browser_fleet.py": 900,
 }
 
 
