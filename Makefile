@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PEERS := tests/peers
 
-.PHONY: setup peers browser demo walkthrough lab check check-ts test bench bench-tiny soak clean
+.PHONY: setup peers browser postgres demo walkthrough lab check check-ts test bench bench-tiny soak clean
 
 # The venv's packages are installed by uv (a fresh set-up in about 30 s where pip took 80; the editable
 # install still runs labextension/build_hook.py, and [tool.uv] cache-keys rebuild it when a front-end
@@ -34,6 +34,14 @@ browser:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's PostgreSQL for the task index tests on PostgreSQL (tests/support/postgres.py starts a server of
+# its own; nothing is skipped for a missing one).
+postgres:
+	@command -v pg_config >/dev/null && test -x "$$(pg_config --bindir)/initdb" || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+
 demo: setup
 	$(BIN)/python notebooks/run.py
 
@@ -59,7 +67,7 @@ check: setup
 	$(MAKE) check-ts
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m unit -q -n 3
 
-test: setup peers browser
+test: setup peers browser postgres
 	$(BIN)/python -m pytest
 
 # The TypeScript of labextension/ (JupyterLab extension and widget front ends): tsc, eslint, prettier, vitest.

@@ -81,7 +81,8 @@ class AuthenticationFailed(HTTPStatusError):
     it. ``header_names`` are the names of the headers the connection sends (never their values);
     ``www_authenticate`` is the raw ``WWW-Authenticate`` header ("" without one), ``challenges`` its
     parsed challenges and ``challenge`` the Bearer one (else the first; None without any), with its
-    ``realm``, ``scope``, ``error`` and ``resource_metadata`` (where OAuth metadata lives).
+    ``realm``, ``scope``, ``error`` and ``resource_metadata`` (where OAuth metadata lives);
+    ``dpop_nonce`` the answer's ``DPoP-Nonce`` header (RFC 9449 section 9), if any.
     """
 
     def __init__(
@@ -94,8 +95,10 @@ class AuthenticationFailed(HTTPStatusError):
         www_authenticate: str = "",
         challenges: list[Challenge] | None = None,
         header_names: tuple[str, ...] = (),
+        dpop_nonce: str | None = None,
     ) -> None:
         self.www_authenticate = www_authenticate
+        self.dpop_nonce = dpop_nonce
         self.challenges = list(challenges or [])
         self.challenge = bearer_challenge(self.challenges)
         self.header_names = tuple(header_names)

@@ -35,6 +35,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.postgres import PostgresServer
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Directories whose every test is in one band.
@@ -79,6 +81,32 @@ def _own_task_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """Every test records tasks in a task index of its own, never in the user's data directory."""
     monkeypatch.setenv("MTJ_INDEX", str(tmp_path_factory.mktemp("index") / "tasks.sqlite3"))
     monkeypatch.setenv("MTJ_TOKENS", str(tmp_path_factory.mktemp("tokens")))  # never the user's sign-ins
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server of the test session (tests/support/postgres.py), stopped at its end."""
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.loopback)])
+def index_location(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A task index of the test's own on each backend: a SQLite file, and a new database on the session's
+    PostgreSQL server (those tests are in the loopback band: they reach a server process). The data
+    directory is the test's own too (a shared index without a team key keeps this user's key there)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    if request.param == "sqlite":
+        return str(tmp_path / "index" / "tasks.sqlite3")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.database()
+
+
+@pytest.fixture
+def index_env(index_location: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The kernels' index of the test (``MTJ_INDEX``) on each backend (:func:`index_location`)."""
+    monkeypatch.setenv("MTJ_INDEX", index_location)
+    return index_location
 
 
 #: Socket families a unit test may not bind or connect (a socketpair, as the event loop makes, is fine).

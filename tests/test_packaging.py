@@ -18,6 +18,8 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 #: The only modules that may import the demo-http extra's packages: the demo's HTTP transport and its
 #: OAuth routes (``--auth``).
 HTTP_DEMO = {f"{PACKAGE}.demo.http_server", f"{PACKAGE}.demo.auth_http"}
+#: The only module that imports the postgres extra's driver (a task index on PostgreSQL).
+POSTGRES = {f"{PACKAGE}.index.postgres"}
 #: Listed though not imported by the package, each for a reason given in pyproject.toml.
 LISTED_FOR_OTHERS = {"sniffio", "ipywidgets"}
 
@@ -58,10 +60,18 @@ def test_only_the_http_demo_imports_the_web_server() -> None:
     assert users["starlette"] == HTTP_DEMO and users["uvicorn"] == {f"{PACKAGE}.demo.http_server"}
 
 
+def test_only_the_postgresql_backend_imports_its_driver_from_the_postgres_extra() -> None:
+    assert third_party()["psycopg"] == POSTGRES
+    assert {_name(r) for r in PROJECT["optional-dependencies"]["postgres"]} == {"psycopg"}
+    assert "mcp-tasks-jupyter[postgres]" in PROJECT["optional-dependencies"]["test"]  # its tests run
+
+
 def test_every_import_is_a_runtime_dependency_and_every_dependency_is_imported() -> None:
     runtime = {_name(r) for r in PROJECT["dependencies"]}
     imported = {
-        module: _distributions(module) for module in third_party() if module not in ("starlette", "uvicorn")
+        module: _distributions(module)
+        for module in third_party()
+        if module not in ("starlette", "uvicorn", "psycopg")
     }
     unlisted = {module: dists for module, dists in imported.items() if not dists & runtime}
     assert not unlisted, f"imported but not in [project.dependencies]: {unlisted}"

@@ -4,9 +4,10 @@
  * (or "Loading widget..." for good) from the widget manager in place of the widget: this draws the
  * output's own summary there instead, through the notebook's HTML renderer (sanitized unless the
  * output is trusted, as any HTML output). Only outputs whose HTML is one of ours are touched
- * (`mtj-summary`, `mtj-batch-summary`, `mtj-board-summary`); a widget that does appear later replaces the summary (the
+ * (`mtj-summary`, `mtj-task`, `mtj-batch-summary`, `mtj-board-summary`); a widget that does appear later replaces the summary (the
  * widget manager clears the node before it adds the view), and a failure the manager writes over
- * it later is replaced by the summary again.
+ * it later is replaced by the summary again. (`savedviews.ts` keeps ipywidgets from trying in the first
+ * place in JupyterLab; this stays for whatever gets past it.)
  */
 
 import type { NotebookPanel } from '@jupyterlab/notebook';
@@ -16,7 +17,8 @@ const MISSING = /^Error displaying widget(: model not found)?$/;
 const LOADING = 'Loading widget...';
 /** How long "Loading widget..." may stay before the summary is drawn (a live widget takes less). */
 export const LOADING_GRACE_MS = 3000;
-const OURS = /^<div class="mtj-(summary|board-summary|batch-summary)"/;
+// A task's summary (`mtj-summary` once it ended, `mtj-task` while it ran), a board's, a batch's.
+const OURS = /^<div class="mtj-(summary|task|board-summary|batch-summary)"/;
 
 /** What this module reads of a cell: its output area, when it is a code cell. */
 interface IOutputs {

@@ -7,7 +7,9 @@
  * - status bar: running and waiting counts;
  * - notifications: tasks that end or need input while their cell is out of sight
  *   (which statuses, and whether only out of sight: the plugin's settings);
- * - saved summaries: a task widget missing from a reopened notebook shows its saved summary.
+ * - saved summaries: a task widget missing from a reopened notebook shows its saved summary
+ *   (without ipywidgets' console errors);
+ * - completion: one Tab inserts the only candidate in an `%mcp_*` magic.
  */
 
 import {
@@ -17,16 +19,18 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IConsoleTracker } from '@jupyterlab/console';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { CellLocator } from './cells';
+import { inMagic, SELECT_COMMAND, SingleCandidate } from './completion';
 import { drawMissingWidgets } from './fallback';
 import { tasksIcon } from './icon';
 import { TaskNotifier } from './notify';
 import { readPolicy } from './policy';
 import { ITaskRegistry, TaskRegistry } from './registry';
+import { guardWidgetViews, notebookSite, WidgetModels } from './savedviews';
 import { SIDEBAR_ID, TasksSidebar } from './sidebar';
 import { TasksStatus } from './statusbar';
 
@@ -100,11 +104,61 @@ const summariesPlugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   optional: [INotebookTracker],
   activate: (
-    _app: JupyterFrontEnd,
+    app: JupyterFrontEnd,
     notebooks: INotebookTracker | null
   ): void => {
-    notebooks?.forEach(drawMissingWidgets);
+    // Each new notebook, as it is made (before its outputs are drawn): our views whose model its
+    // kernel lacks are drawn as their summaries without ipywidgets.
+    const models = new WidgetModels();
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: widget => {
+        guardWidgetViews(notebookSite(widget as NotebookPanel), models);
+      }
+    });
+    notebooks?.forEach(panel => {
+      guardWidgetViews(notebookSite(panel), models);
+      drawMissingWidgets(panel);
+    });
     notebooks?.widgetAdded.connect((_, panel) => drawMissingWidgets(panel));
+  }
+};
+
+const completionPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'mcp-tasks-jupyter:single-completion',
+  description:
+    'One Tab inserts the only completion candidate in an %mcp_* magic of a notebook cell.',
+  autoStart: true,
+  optional: [INotebookTracker],
+  activate: (
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker | null
+  ): void => {
+    if (!notebooks) {
+      return;
+    }
+    const watcher = new SingleCandidate({
+      inMagic: target => {
+        const cell = notebooks.activeCell;
+        const editor = cell?.editor;
+        if (
+          !cell ||
+          !editor ||
+          cell.model.type !== 'code' ||
+          !(target instanceof Node) ||
+          !editor.host.contains(target)
+        ) {
+          return false;
+        }
+        const { line, column } = editor.getCursorPosition();
+        return inMagic(editor.model.sharedModel.getSource(), line, column);
+      },
+      select: () => {
+        if (app.commands.hasCommand(SELECT_COMMAND)) {
+          void app.commands.execute(SELECT_COMMAND);
+        }
+      }
+    });
+    watcher.listen(window);
   }
 };
 
@@ -192,5 +246,6 @@ export default [
   sidebarPlugin,
   statusBarPlugin,
   notificationsPlugin,
-  summariesPlugin
+  summariesPlugin,
+  completionPlugin
 ];

@@ -28,6 +28,14 @@ describe('the saved summary of a missing widget', () => {
         'text/html': batch
       })
     ).toBe(batch);
+    // a task still running when the notebook was saved
+    const running = '<div class="mtj-task" style="x">running…</div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': running
+      })
+    ).toBe(running);
     // someone else's widget, an HTML output that is no widget, or nothing at all
     expect(
       summaryOf({

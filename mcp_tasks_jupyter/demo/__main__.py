@@ -41,7 +41,8 @@ oauth (--http --auth): /mcp needs "Authorization: Bearer TOKEN" from the demo's 
   GET  /.well-known/oauth-authorization-server      authorization server metadata (RFC 8414)
   POST /register                                    dynamic client registration (RFC 7591)
   GET  /authorize                                   302 to the redirect URI with code, state, iss
-  POST /token                                       authorization_code (PKCE S256), refresh_token
+  POST /token                                       authorization_code (PKCE S256), refresh_token,
+                                                    client_credentials (--auth-client-id with a secret)
   a refresh token comes with the offline_access scope (for clients registering that grant type);
   tokens live in memory only, and are never logged.
 

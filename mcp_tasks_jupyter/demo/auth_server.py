@@ -11,7 +11,8 @@ HTTP layer read (query pairs, form pairs, a JSON body, the ``Authorization`` hea
   ``client_secret_post``, ``grant_types`` ⊆ {``authorization_code``, ``refresh_token``}
   (default ``["authorization_code"]``: a client that wants refresh tokens lists ``refresh_token``);
 * optionally one pre-registered client (:attr:`AuthSettings.client_id`), for clients that are given
-  their credentials: any loopback http redirect URI, both grant types;
+  their credentials: any loopback http redirect URI, both grant types, and with a secret also the
+  ``client_credentials`` grant (headless: the client's own tokens, never a refresh token);
 * the authorization endpoint: answers at once with a 302 to the redirect URI carrying ``code``,
   ``state`` and ``iss`` (errors too carry ``state`` and ``iss``). The redirect URI must be one the
   client registered (exactly, or on another port for a loopback IP literal, RFC 8252 §7.3); PKCE
@@ -46,6 +47,8 @@ logger = logging.getLogger("mcp_tasks_jupyter.demo")
 OFFLINE_ACCESS = "offline_access"
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 GRANT_TYPES = ("authorization_code", "refresh_token")
+#: The grant only the pre-registered confidential client has (not offered to dynamic registration).
+CLIENT_CREDENTIALS = "client_credentials"
 CODE_TTL = 60.0  # seconds an authorization code stays redeemable
 EXPIRED_KEPT = 600.0  # seconds an expired access token is still recognised as expired
 MAX_CLIENTS = 1000
@@ -238,8 +241,9 @@ class DemoAuthorizationServer:
         if settings.client_id is not None:
             secret = settings.client_secret
             methods = frozenset({"none"} if secret is None else {"client_secret_basic", "client_secret_post"})
+            grants = GRANT_TYPES if secret is None else (*GRANT_TYPES, CLIENT_CREDENTIALS)
             self.clients[settings.client_id] = Client(
-                settings.client_id, secret, methods, (), GRANT_TYPES, any_loopback=True
+                settings.client_id, secret, methods, (), grants, any_loopback=True
             )
 
     # -- endpoints and metadata ------------------------------------------------------------------
@@ -266,7 +270,8 @@ class DemoAuthorizationServer:
             "scopes_supported": list(self.settings.supported),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
-            "grant_types_supported": list(GRANT_TYPES),
+            "grant_types_supported": list(GRANT_TYPES)
+            + ([CLIENT_CREDENTIALS] if self.settings.client_secret is not None else []),
             "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": True,
@@ -411,9 +416,11 @@ class DemoAuthorizationServer:
         if isinstance(client, Reply):
             return client
         grant_type = params.get("grant_type")
-        if grant_type not in GRANT_TYPES:
+        if grant_type not in (*GRANT_TYPES, CLIENT_CREDENTIALS):
             return oauth_error(
-                400, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token"
+                400,
+                "unsupported_grant_type",
+                "grant_type must be authorization_code, refresh_token or client_credentials",
             )
         if grant_type not in client.grant_types:
             return oauth_error(400, "unauthorized_client", f"the client did not register the {grant_type} grant")
@@ -423,7 +430,19 @@ class DemoAuthorizationServer:
         self._purge()
         if grant_type == "authorization_code":
             return self._redeem_code(client, params)
+        if grant_type == CLIENT_CREDENTIALS:
+            return self._client_credentials(client, params)
         return self._refresh(client, params)
+
+    def _client_credentials(self, client: Client, params: Mapping[str, str]) -> Reply:
+        """Tokens for the (authenticated, confidential) client itself: no person, no refresh token."""
+        if client.secret is None:
+            return oauth_error(400, "unauthorized_client", "a public client has no credentials of its own")
+        scope = _scope_list(params.get("scope", "")) or self.settings.required
+        unknown = [s for s in scope if s not in self.settings.supported or s == OFFLINE_ACCESS]
+        if unknown:
+            return oauth_error(400, "invalid_scope", f"not granted to a client on its own: {' '.join(unknown)}")
+        return self._issue(client, scope, self.resource, grant=secrets.token_urlsafe(12))
 
     def _authenticate(self, params: Mapping[str, str], authorization: str | None) -> Client | Reply:
         """The client, authenticated by the method it registered (RFC 6749 §2.3, §5.2)."""

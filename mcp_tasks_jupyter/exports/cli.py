@@ -1,7 +1,7 @@
 """``mcp-tasks`` (also ``python -m mcp_tasks_jupyter``): the task index from a terminal.
 
 The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-jupyter/tasks.sqlite3``;
-``--index PATH`` overrides both)::
+``--index PATH`` overrides both; either may be a team's ``postgresql://`` URL)::
 
     mcp-tasks list [--status S] [--server NAME] [--notebook PATH] [--user NAME] [--json]
     mcp-tasks show ID [--json]
@@ -9,6 +9,10 @@ The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-
     mcp-tasks cancel ID [--timeout S] [--header NAME=VALUE ...]
     mcp-tasks export PATH [--status S] [--server NAME] [--notebook PATH] [--user NAME]
     mcp-tasks clear [--finished]
+    mcp-tasks copy [SQLITE_FILE]
+
+``copy`` copies a machine's SQLite index (default: this user's) into the index (the team's PostgreSQL
+database, ``--index`` or ``$MTJ_INDEX``), each record once: running it again copies nothing twice.
 
 ``status`` is each task's outcome: a tool error reads ``error`` (``declined`` when one of its questions
 was declined), never ``completed``; ``show`` also gives the server's own last status. ``list`` shows
@@ -35,7 +39,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import MCPError
-from ..index.task_index import TaskIndex, TaskRecord, default_path
+from ..index.task_index import TaskIndex, TaskRecord, data_dir
 from ..protocol import versions
 from ..release import __version__
 from ..tasks.status import FINISHED, STATUSES
@@ -69,8 +73,9 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     top.add_argument(
         "--index",
-        metavar="PATH",
-        help="the task index file (default: $MTJ_INDEX, else ~/.local/share/mcp-tasks-jupyter/tasks.sqlite3)",
+        metavar="PATH|URL",
+        help="the task index: a SQLite file or a postgresql:// URL "
+        "(default: $MTJ_INDEX, else ~/.local/share/mcp-tasks-jupyter/tasks.sqlite3)",
     )
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -98,14 +103,14 @@ def parser() -> argparse.ArgumentParser:
     filters(listing)
     listing.add_argument("--json", action="store_true", help="one JSON object per line (the export's rows)")
     show = commands.add_parser("show", help="everything recorded about one task")
-    show.add_argument("id", metavar="ID")
+    show.add_argument("id", metavar="ID", nargs="?")
     show.add_argument("--json", action="store_true", help="as one JSON object")
     result = commands.add_parser("result", help="a task's result: stored, or fetched from its HTTP server")
-    result.add_argument("id", metavar="ID")
+    result.add_argument("id", metavar="ID", nargs="?")
     result.add_argument("--json", action="store_true", help="the raw CallToolResult as JSON")
     remote(result)
     cancel = commands.add_parser("cancel", help="ask the task's HTTP server to cancel it")
-    cancel.add_argument("id", metavar="ID")
+    cancel.add_argument("id", metavar="ID", nargs="?")
     remote(cancel)
     exporting = commands.add_parser(
         "export", help="write the provenance of the tasks (JSON Lines, or CSV by .csv)"
@@ -114,20 +119,43 @@ def parser() -> argparse.ArgumentParser:
     filters(exporting)
     clear = commands.add_parser("clear", help="remove records (every one, or the finished ones)")
     clear.add_argument("--finished", action="store_true", help="only the records of tasks that have ended")
+    copy = commands.add_parser("copy", help="copy a SQLite index into this one (each record once)")
+    copy.add_argument(
+        "source",
+        nargs="?",
+        metavar="SQLITE_FILE",
+        help="the SQLite index to copy (default: ~/.local/share/mcp-tasks-jupyter/tasks.sqlite3)",
+    )
     return top
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, where an ID may begin with ``-`` (task ids are random base64url: some do) without
+    argparse taking it for an option."""
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    wants_id = "id" in vars(args)
+    if wants_id and args.id is None and len(extra) == 1 and extra[0].startswith("-") and extra[0] != "--":
+        args.id, extra = extra[0], []
+    if extra:
+        top.error(f"unrecognized arguments: {' '.join(extra)}")
+    if wants_id and args.id is None:
+        top.error(f"{args.command}: the following arguments are required: ID")
+    return args
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one command; the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
-    args = parser().parse_args(argv)
+    args = parse(argv)
     try:
-        index = TaskIndex(args.index) if args.index else TaskIndex(default_path())
-    except MCPError as exc:  # a location that is no file (a URL)
+        index = TaskIndex(args.index or None)
+    except MCPError as exc:  # a location that is neither a file nor a PostgreSQL URL
         print(f"{PROG}: {plain(exc)}", file=err)
         return 1
     try:
+        index.check()  # a server away or a wrong password is said now, naming the host and database
         return COMMANDS[args.command](args, index, out)
     except (CommandError, MCPError) as exc:
         print(f"{PROG}: {plain(exc)}", file=err)
@@ -146,7 +174,7 @@ def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
             print(json.dumps(provenance_row(record), ensure_ascii=False, default=str), file=out)
         return 0
     if not records:
-        print(f"no tasks recorded in {index.path}" + (" match" if _any_filter(args) else ""), file=out)
+        print(f"no tasks recorded in {index.describe()}" + (" match" if _any_filter(args) else ""), file=out)
         return 0
     rows = [
         [
@@ -223,7 +251,27 @@ def _export(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
 def _clear(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
     gone = index.clear() if args.finished else index.clear(finished_only=False)
     what = "finished task record" if args.finished else "task record"
-    print(f"removed {len(gone)} {what}{'' if len(gone) == 1 else 's'} from {index.path}", file=out)
+    print(f"removed {len(gone)} {what}{'' if len(gone) == 1 else 's'} from {index.describe()}", file=out)
+    return 0
+
+
+def _copy(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    source = TaskIndex(args.source or data_dir() / "tasks.sqlite3")
+    try:
+        if source.path is None:
+            raise CommandError(f"{source.describe()} is not a SQLite file: copy takes a machine's SQLite index")
+        if not source.path.is_file():
+            raise CommandError(f"there is no SQLite index at {source.describe()}")
+        if source.location == index.location:
+            raise CommandError(f"{source.describe()} is the index itself: give --index or MTJ_INDEX the other one")
+        copied, there = index.copy_from(source)
+    finally:
+        source.close()
+    print(
+        f"copied {copied} task record{'' if copied == 1 else 's'} from {source.describe()} into {index.describe()}"
+        + (f" ({there} already there)" if there else ""),
+        file=out,
+    )
     return 0
 
 
@@ -234,6 +282,7 @@ COMMANDS = {
     "cancel": _cancel,
     "export": _export,
     "clear": _clear,
+    "copy": _copy,
 }
 
 
@@ -248,7 +297,7 @@ def find(index: TaskIndex, ident: str) -> TaskRecord:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise CommandError(f"no task {ident!r} in {index.path} (see: {PROG} list)")
+        raise CommandError(f"no task {ident!r} in {index.describe()} (see: {PROG} list)")
     listed = ", ".join(str(r.id) for r in found[:5]) + (", …" if len(found) > 5 else "")
     raise CommandError(f"{ident!r} names {len(found)} tasks ({listed}): give more of it")
 

@@ -1,15 +1,23 @@
-"""The task index's SQLite file: opening it (journal mode, schema, migrations) with a busy timeout per use."""
+"""The task index's SQLite file: opening it (journal mode, schema, migrations) with a busy timeout per use.
+
+:class:`IndexDatabase` is the SQLite backend of the one index interface (``backend.py``); ``postgres.py``
+is the other. The schema's history (:data:`SCHEMA_VERSION`, the columns each version added, how version 4
+re-derived old rows' outcomes) is told here once and followed by both.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import sqlite3
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from ..tasks.status import DECLINED, TOOL_ERROR
 from . import journal as index_journal
+from .location import IndexLocation
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +97,15 @@ def is_busy(exc: BaseException) -> bool:
 
 class IndexDatabase:
     """One connection to the index file at ``path``, opened on first use; each use says how long it may
-    wait for another connection's lock (``timeout_ms``)."""
+    wait for another connection's lock (``timeout_ms``). The SQLite backend (``backend.py``)."""
+
+    blocking = False
+    gives_up = True
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.location = IndexLocation("sqlite", str(path), path=path)
         #: ``wal`` or ``delete`` once open (index_journal.py says which and why).
         self.journal_mode: str | None = None
         self._db: sqlite3.Connection | None = None
@@ -117,6 +130,18 @@ class IndexDatabase:
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
             self._timeout_ms = timeout_ms
         return self._db
+
+    def transaction(self, db: sqlite3.Connection) -> AbstractContextManager[None]:
+        return transaction(db)
+
+    def execute(self, db: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return db.execute(sql, params)
+
+    def is_transient(self, exc: BaseException) -> bool:
+        return is_busy(exc)
+
+    def describe_error(self, exc: BaseException) -> str:
+        return str(exc)
 
     def close(self) -> None:
         if self._db is not None:
@@ -175,24 +200,29 @@ def migrate(db: sqlite3.Connection) -> None:
                 if column not in present:
                     db.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
             if version < 4:
-                outcomes_from_results(db)
+                outcomes_from_results(lambda sql, params=(): db.execute(sql, params).fetchall())
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     finally:
         db.execute("PRAGMA secure_delete = OFF")
 
 
-def outcomes_from_results(db: sqlite3.Connection) -> None:
+#: Runs one statement (``?`` placeholders) in a migration's transaction; the rows it returns.
+Run = Callable[..., list[Any]]
+
+
+def outcomes_from_results(run: Run) -> None:
     """Version 4: keep each row's status as the server's (``server_status``), and give a finished row
     whose stored result is a tool error (``isError``) its outcome: ``declined`` when one of its questions
-    was declined or dismissed, else ``error`` (a version 3 index recorded those as ``completed``)."""
-    db.execute("UPDATE tasks SET server_status = status WHERE server_status IS NULL")
-    rows = db.execute(
+    was declined or dismissed, else ``error`` (a version 3 index recorded those as ``completed``). Both
+    backends run it (``run`` executes one statement)."""
+    run("UPDATE tasks SET server_status = status WHERE server_status IS NULL")
+    rows = run(
         "SELECT id, result, questions FROM tasks WHERE status IN ('completed', 'failed') AND result IS NOT NULL"
-    ).fetchall()
+    )
     for row, result, questions in rows:
         outcome = outcome_of_stored(result, questions)
         if outcome is not None:
-            db.execute("UPDATE tasks SET status = ? WHERE id = ?", (outcome, row))
+            run("UPDATE tasks SET status = ? WHERE id = ?", (outcome, row))
 
 
 def outcome_of_stored(result: str, questions: str | None) -> str | None:

@@ -6,6 +6,11 @@ index (``tasks.sqlite3.key``), readable by its owner only (mode 0600), made on f
 racing to make it agree on one key: each writes its own into a private temporary file and hard-links it
 into place, and whoever loses reads the winner's. Removing the file makes a new key: earlier results
 then no longer match the cache (they stay in the index).
+
+A team sharing one index (a PostgreSQL database, or a SQLite file on a shared disk) shares its key
+instead: ``MTJ_INDEX_KEY`` (the key's 64 hex digits) or ``MTJ_INDEX_KEY_FILE`` (a file holding them,
+readable by its owner only: mode 0600 is required). With it, the same call on another machine matches;
+without it, each user's key is their own and others' records are never cache hits.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 KEY_BYTES = 32
+#: The team's key itself (64 hex digits), or the file that holds it (mode 0600).
+KEY_ENV = "MTJ_INDEX_KEY"
+KEY_FILE_ENV = "MTJ_INDEX_KEY_FILE"
 #: How long a reader waits for a key file another process is still writing (only where hard links fail).
 PARTIAL_WAIT_S = 0.5
 
@@ -27,6 +35,41 @@ def key_path(index_path: str | os.PathLike[str]) -> Path:
     """Where the key of the index at ``index_path`` lives: next to it, named after it."""
     path = Path(index_path)
     return path.with_name(path.name + ".key")
+
+
+def team_key() -> bytes | None:
+    """The team's key from ``MTJ_INDEX_KEY`` or ``MTJ_INDEX_KEY_FILE`` (None when neither is set). Raises
+    ValueError when it holds no key or the file can be read by others, OSError when the file cannot be read."""
+    given = os.environ.get(KEY_ENV, "").strip()
+    if given:
+        key = _parse(given.encode("ascii", "replace"))
+        if key is None:
+            raise ValueError(
+                f"{KEY_ENV} is not a key ({2 * KEY_BYTES} hex digits, e.g. from: openssl rand -hex 32)"
+            )
+        return key
+    path = os.environ.get(KEY_FILE_ENV, "").strip()
+    if not path:
+        return None
+    with open(os.path.expanduser(path), "rb") as file:
+        info = os.fstat(file.fileno())
+        text = file.read(4 * KEY_BYTES).strip()
+    if info.st_mode & 0o077:
+        raise ValueError(
+            f"{KEY_FILE_ENV} {path} can be read by others (mode {info.st_mode & 0o777:o}): chmod 600 it to use it"
+        )
+    key = _parse(text)
+    if key is None:
+        raise ValueError(f"{KEY_FILE_ENV} {path} does not hold a key ({2 * KEY_BYTES} hex digits)")
+    return key
+
+
+def _parse(text: bytes) -> bytes | None:
+    try:
+        key = bytes.fromhex(text.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return key if len(key) == KEY_BYTES else None
 
 
 def installation_key(path: str | os.PathLike[str]) -> bytes:
@@ -62,11 +105,8 @@ def _read(path: Path) -> bytes:
     with open(path, "rb") as file:
         info = os.fstat(file.fileno())
         text = file.read(4 * KEY_BYTES).strip()
-    try:
-        key = bytes.fromhex(text.decode("ascii"))
-    except (UnicodeDecodeError, ValueError):
-        key = b""
-    if len(key) != KEY_BYTES:
+    key = _parse(text)
+    if key is None:
         raise ValueError(
             f"the task index key file {path} does not hold a key ({2 * KEY_BYTES} hex digits); "
             f"remove it to make a new one (earlier results then no longer match the cache)"

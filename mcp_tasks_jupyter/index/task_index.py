@@ -1,4 +1,6 @@
-"""The task index: a small local SQLite record of every task a client started (pure stdlib).
+"""The task index: a record of every task a client started, in a local SQLite file or a team's PostgreSQL
+database (``MTJ_INDEX=postgresql://...``; ``postgres.py``). One interface, two backends (``backend.py``):
+everything below holds on both, but for the journal (SQLite only) and where the cache's key comes from.
 
 One row per task: the server's identity (connection name, URL or command as shown, protocol,
 dialect, the software and version it reported — never header or env values), the tool, its arguments
@@ -49,10 +51,8 @@ import hmac
 import json
 import logging
 import os
-import re
 import secrets
 import socket
-import sqlite3
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -62,8 +62,10 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ..redact import redact_arguments
 from ..tasks.status import FINISHED as FINISHED_STATUSES, shown_status
 from . import key as index_key
-from .database import SCHEMA_VERSION, IndexDatabase, transaction
-from .writes import WriteQueue, flush_kept_for, read_timeout_ms
+from .backend import IndexBackend
+from .database import SCHEMA_VERSION, IndexDatabase
+from .location import IndexLocation, parse_location
+from .writes import WriteQueue, flush_kept_for, read_timeout_ms, running_loop
 
 if TYPE_CHECKING:
     from ..errors import TaskLost
@@ -137,42 +139,39 @@ class TaskRecord:
     pid: int | None = None
 
 
-#: ``scheme://`` at the start of an index location: a URL, never a file name.
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-
-
 def file_path(location: str | os.PathLike[str]) -> Path:
-    """The SQLite file an index location names; a URL (``postgresql://...``) is a UsageError naming its
-    scheme (never a file or directory named after it, which would also keep a password in a path)."""
-    text = os.fspath(location)
-    url = _URL.match(text)
-    if url is not None:
+    """The SQLite file an index location names; a URL of another scheme is a UsageError naming it (see
+    ``location.py``), and so is a PostgreSQL URL here: it names no file."""
+    parsed = parse_location(location)
+    if parsed.path is None:
         from ..errors import UsageError
 
-        scheme = url.group(1).lower()
-        what = (
-            "a task index on PostgreSQL is not available in this version"
-            if scheme in ("postgresql", "postgres")
-            else f"the task index cannot be reached by {scheme}://"
-        )
-        raise UsageError(f"MTJ_INDEX / index= names a {scheme}:// URL: {what}; give the path of a SQLite file")
-    return Path(text).expanduser()
+        raise UsageError(f"the task index {parsed.shown} is a PostgreSQL database, not a SQLite file")
+    return parsed.path
+
+
+def data_dir() -> Path:
+    """This user's data directory of the package: ``$XDG_DATA_HOME/mcp-tasks-jupyter`` (``~/.local/share``)."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "mcp-tasks-jupyter"
+
+
+def default_location() -> IndexLocation:
+    """``$MTJ_INDEX`` (a path or a ``postgresql://`` URL), else ``data_dir()/tasks.sqlite3``."""
+    configured = os.environ.get("MTJ_INDEX")
+    return parse_location(configured if configured else data_dir() / "tasks.sqlite3")
 
 
 def default_path() -> Path:
-    """``$MTJ_INDEX``, else ``$XDG_DATA_HOME/mcp-tasks-jupyter/tasks.sqlite3`` (``~/.local/share``)."""
-    configured = os.environ.get("MTJ_INDEX")
-    if configured:
-        return file_path(configured)
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "mcp-tasks-jupyter" / "tasks.sqlite3"
+    """The SQLite file of :func:`default_location` (a UsageError when ``MTJ_INDEX`` is a URL)."""
+    return file_path(os.environ.get("MTJ_INDEX") or data_dir() / "tasks.sqlite3")
 
 
 def default_index() -> TaskIndex | None:
-    """The index at :func:`default_path`, or None when ``MTJ_INDEX`` is ``off``."""
+    """The index at :func:`default_location`, or None when ``MTJ_INDEX`` is ``off``."""
     if os.environ.get("MTJ_INDEX", "").lower() in ("off", "0", "false", "none"):
         return None
-    return TaskIndex(default_path())
+    return TaskIndex(default_location())
 
 
 def canonical_json(value: Any) -> str:
@@ -212,40 +211,121 @@ def notebook_path() -> str | None:
 
 
 class TaskIndex:
-    """The SQLite task index at ``path`` (default :func:`default_path`), opened on first use."""
+    """The task index at ``location`` (default :func:`default_location`): a SQLite file's path, or a
+    ``postgresql://`` URL (an :class:`IndexLocation` too); opened on first use."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = file_path(path) if path is not None else default_path()
-        self._database = IndexDatabase(self.path)
+    def __init__(self, location: str | os.PathLike[str] | IndexLocation | None = None) -> None:
+        if location is None:
+            location = default_location()
+        self.location = location if isinstance(location, IndexLocation) else parse_location(location)
+        #: The SQLite file (None for a database on a server).
+        self.path: Path | None = self.location.path
+        self._database = _backend(self.location)
         self._writes = WriteQueue(self._database)
         self._key: bytes | None = None
         self._last_recorded = 0.0
+        self._said: set[str] = set()
         # Kept changes are written (or given up, logged) when the index is dropped or the process exits.
         self._finalizer = weakref.finalize(self, _close, self._writes, self._database)
 
     def __repr__(self) -> str:
-        return f"TaskIndex({str(self.path)!r})"
+        return f"TaskIndex({self.location.shown!r})"
+
+    def describe(self) -> str:
+        """Where the index is, as may be shown (a file's path; a URL without its password)."""
+        return self.location.shown
+
+    @property
+    def database(self) -> IndexBackend:
+        """The index's database (``index_backend.py``: SQLite or PostgreSQL)."""
+        return self._database
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.location.kind
 
     @property
     def journal_mode(self) -> str | None:
-        """``wal`` or ``delete`` (a rollback journal) once the database is open; see the module docstring."""
-        return self._database.journal_mode
+        """``wal`` or ``delete`` (a rollback journal) once a SQLite file is open; see the module docstring."""
+        return getattr(self._database, "journal_mode", None)
 
     @property
     def key(self) -> bytes:
-        """The installation key of the cache's argument digests (``index_key.py``), read or made on first use.
-        Raises OSError or ValueError when its file can neither be read nor made."""
+        """The key of the cache's argument digests (``index_key.py``): a SQLite file's installation key
+        next to it (shared by whoever shares the file); for a database on a server the team's
+        (``MTJ_INDEX_KEY`` or ``MTJ_INDEX_KEY_FILE``), else this user's own key in :func:`data_dir`
+        (said once: others' records are then never hits); read or made on first use. Raises OSError or
+        ValueError when it can neither be read nor made."""
         if self._key is None:
-            self._key = index_key.installation_key(index_key.key_path(self.path))
+            if self.path is not None:
+                self._key = index_key.installation_key(index_key.key_path(self.path))
+                return self._key
+            try:
+                team = index_key.team_key()
+                why = f"neither {index_key.KEY_ENV} nor {index_key.KEY_FILE_ENV} is set"
+            except (OSError, ValueError) as exc:
+                team, why = None, f"the team key cannot be used ({exc})"
+            if team is not None:
+                self._key = team
+                return self._key
+            own = data_dir() / "shared-index.key"
+            self._key = index_key.installation_key(own)
+            self._say_once(
+                "no team key",
+                f"the task index {self.describe()} is shared, but {why}: the result cache matches calls under "
+                f"this user's own key ({own}), so other people's records are never cache hits",
+            )
         return self._key
+
+    def _say_once(self, what: str, message: str) -> None:
+        if what not in self._said:
+            self._said.add(what)
+            log.warning("%s", message)
 
     def arguments_key(self, arguments: dict[str, Any] | None) -> str:
         """The cache's match key of ``arguments`` in this index (:func:`arguments_key` under :attr:`key`)."""
         return arguments_key(arguments, self.key)
 
+    def check(self) -> None:
+        """Open the index now (making or migrating its schema): raises ConnectionFailed naming the file,
+        or the host and database, when it cannot be (a wrong password, a server away)."""
+        from ..errors import ConnectionFailed
+
+        try:
+            self._database.connection(read_timeout_ms())
+        except self._database.errors as exc:
+            raise ConnectionFailed(
+                f"the task index {self.describe()} cannot be opened: {self._database.describe_error(exc)}"
+            ) from None
+
+    def copy_from(self, source: TaskIndex) -> tuple[int, int]:
+        """Copy every record of ``source`` (a machine's SQLite file) into this index, each once (by its
+        id; ``index_copy.py``): (copied, already there). Raises ConnectionFailed naming either index when
+        one cannot be read or written."""
+        from ..errors import ConnectionFailed
+        from .copy import copy_rows
+        from .writes import BLOCKING_BUSY_TIMEOUT_MS
+
+        source.flush()
+        self.flush()
+        try:
+            return copy_rows(
+                source.database,
+                self._database,
+                BLOCKING_BUSY_TIMEOUT_MS,
+                self.arguments_key,
+                source.key == self.key,
+            )
+        except (*source.database.errors, *self._database.errors) as exc:
+            raise ConnectionFailed(
+                f"the task index {source.describe()} could not be copied into {self.describe()}: "
+                f"{self._database.describe_error(exc)}"
+            ) from None
+
     def close(self) -> None:
-        """Write the changes still kept (waiting up to 5 s for a busy database; what is left is given up,
-        logged) and close the database. The index opens again on its next use."""
+        """Write the changes still kept (waiting up to 5 s for a busy or unreachable database; what is left
+        is given up, logged) and close the database. The index opens again on its next use."""
         _close(self._writes, self._database)
 
     def flush(self) -> None:
@@ -255,19 +335,25 @@ class TaskIndex:
         self._writes.flush_unless_due()
 
     def pending(self) -> int:
-        """How many rows have changes not written yet (kept while the database was busy)."""
+        """How many rows have changes not written yet (kept while the database was busy or away)."""
         return len(self._writes)
 
-    def _query(self, db: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
-        rows = db.execute(f"SELECT {_COLUMNS} FROM tasks {sql}", params).fetchall()
+    def _query(self, db: Any, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
+        rows = self._database.execute(db, f"SELECT {_COLUMNS} FROM tasks {sql}", params).fetchall()
         return [_record(r) for r in rows]
 
     def _rows(self, sql: str, params: tuple[Any, ...]) -> list[TaskRecord]:
-        flush_kept_for(self.path)
+        flush_kept_for(self.location)
+        if self._writes.unreachable_since is not None and running_loop() is not None:
+            # The loop never waits on a database known to be away: its writes are kept meanwhile.
+            self._say_once("unreachable read", f"the task index {self.describe()} cannot be read while it is away")
+            return []
         try:
             return self._query(self._database.connection(read_timeout_ms()), sql, params)
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("the task index %s could not be read: %s", self.path, exc)
+        except self._database.errors as exc:
+            log.warning(
+                "the task index %s could not be read: %s", self.describe(), self._database.describe_error(exc)
+            )
             return []
 
     # -- recording -----------------------------------------------------------------------------
@@ -292,7 +378,7 @@ class TaskIndex:
         try:
             key = self.arguments_key(arguments)
         except (OSError, ValueError) as exc:
-            log.warning("the task index %s cannot record a task without its key file: %s", self.path, exc)
+            log.warning("the task index %s cannot record a task without its key: %s", self.describe(), exc)
             return None
         # A random id is final at once, whenever the insert happens; the time keeps the records' order.
         row = 1 + secrets.randbelow(2**63 - 1)
@@ -385,9 +471,10 @@ class TaskIndex:
         """The records of ``target`` started from ``notebook`` (None: from no known notebook) that
         have not ended, oldest first."""
         marks = ",".join("?" * len(FINISHED))
+        same = "notebook IS NULL" if notebook is None else "notebook = ?"
         return self._rows(
-            f"WHERE target = ? AND notebook IS ? AND status NOT IN ({marks}) ORDER BY recorded_at, id",
-            (target, notebook, *FINISHED),
+            f"WHERE target = ? AND {same} AND status NOT IN ({marks}) ORDER BY recorded_at, id",
+            (target, *((notebook,) if notebook is not None else ()), *FINISHED),
         )
 
     def cached(self, target: str, tool: str, arguments: dict[str, Any] | None) -> TaskRecord | None:
@@ -395,7 +482,7 @@ class TaskIndex:
         try:
             key = self.arguments_key(arguments)
         except (OSError, ValueError) as exc:
-            log.warning("the task index %s cannot look up the cache without its key file: %s", self.path, exc)
+            log.warning("the task index %s cannot look up the cache without its key: %s", self.describe(), exc)
             return None
         rows = self._rows(
             "WHERE target = ? AND tool = ? AND args_key = ? AND status = 'completed' "
@@ -414,11 +501,13 @@ class TaskIndex:
         self._writes.flush_unless_due()
         try:
             db = self._database.connection(read_timeout_ms())
-            with transaction(db):
+            with self._database.transaction(db):
                 gone = self._query(db, where + " ORDER BY recorded_at, id", params)
-                db.execute(f"DELETE FROM tasks {where}", params)
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("the task index %s could not be cleared: %s", self.path, exc)
+                self._database.execute(db, f"DELETE FROM tasks {where}", params)
+        except self._database.errors as exc:
+            log.warning(
+                "the task index %s could not be cleared: %s", self.describe(), self._database.describe_error(exc)
+            )
             return []
         return gone
 
@@ -457,14 +546,23 @@ def _record(r: tuple[Any, ...]) -> TaskRecord:
     )
 
 
-def _close(writes: WriteQueue, database: IndexDatabase) -> None:
+def _backend(location: IndexLocation) -> IndexBackend:
+    """The database of ``location``: a SQLite file, or PostgreSQL (psycopg imported only then)."""
+    if location.path is not None:
+        return IndexDatabase(location.path)
+    from .postgres import PostgresDatabase
+
+    return PostgresDatabase(location)
+
+
+def _close(writes: WriteQueue, database: IndexBackend) -> None:
     try:
         writes.close()
     finally:
         try:
             database.close()
-        except sqlite3.Error as exc:  # e.g. dropped by the garbage collector on another thread
-            log.debug("the task index %s could not be closed: %s", database.path, exc)
+        except database.errors as exc:  # e.g. dropped by the garbage collector on another thread
+            log.debug("the task index %s could not be closed: %s", database.location.shown, exc)
 
 
 class Recorder:

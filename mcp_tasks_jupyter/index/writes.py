@@ -1,39 +1,47 @@
-"""The task index's writes: written at once when the database is free, kept and retried later when it is busy.
+"""The task index's writes: batched, never holding the event loop, kept and retried while the database is
+busy (SQLite) or out of reach (PostgreSQL).
 
 Row updates come from ``TaskHandle.on_change`` callbacks, on the kernel's event loop: a write must never
-hold the loop while another kernel (or process) has the database locked. So on a running loop a write
-waits at most :data:`HOT_BUSY_TIMEOUT_MS` for the lock; if it is still busy the change is kept and the
-queue tries again from the loop (``call_later``), backing off from :data:`FIRST_RETRY_S` to
-:data:`MAX_RETRY_S`. Kept changes are merged per row, so the row's latest state wins and an update of a
-row whose insert is still waiting goes into that insert. A change that waited :data:`GIVE_UP_S` is given
-up with a logged error, as are the oldest ones beyond :data:`MAX_PENDING_ROWS` rows; ``close()`` writes
-what is left (waiting up to :data:`BLOCKING_BUSY_TIMEOUT_MS`). Without a running loop (plain scripts) a
-write may block up to :data:`BLOCKING_BUSY_TIMEOUT_MS`, and a change still kept is retried with the next
-write, read or ``close()``. A failure other than a busy database (a read-only file, a full disk) is
-logged and the change dropped, as the index must never break a task.
+hold the loop. On a running loop a change is kept, and everything kept is written together in one
+transaction :data:`BATCH_S` later (one timer for the batch; a read writes what is kept first), so that a
+thousand tasks changing at once make one transaction, not a thousand. Where the database is a file
+(SQLite) the batch is written on the loop's thread, waiting at most :data:`HOT_BUSY_TIMEOUT_MS` for
+another process's lock; where a statement waits on the network (PostgreSQL: ``backend.blocking``) it is
+written on a thread of its own (one per index, :class:`Writer`), and the loop only hears how it went.
 
-On a running loop the changes are batched: a change is kept, and everything kept is written together
-in one transaction :data:`BATCH_S` later (one timer for the batch; a read writes what is kept first), so
-that a thousand tasks changing at once make one transaction, not a thousand.
+A batch that meets a busy or unreachable database (``backend.is_transient``) is kept, merged per row (the
+row's latest state wins; an update of a row whose insert waits goes into that insert), and tried again
+from the loop (``call_later``), backing off from :data:`FIRST_RETRY_S` to :data:`MAX_RETRY_S`. Bounds:
+at most :data:`MAX_PENDING_ROWS` rows wait (each may hold a task's result); past it the oldest row's
+change is given up, logged as an error naming it. A SQLite change that waited :data:`GIVE_UP_S` is given
+up too (someone's transaction left open); an unreachable PostgreSQL server only ever costs the bound: its
+rows wait until it is back, and one warning says so (and one line when it is back), not one per write.
+``close()`` writes what is left, waiting up to :data:`BLOCKING_BUSY_TIMEOUT_MS`; what it still cannot
+write is given up, logged. Without a running loop (plain scripts) a write may block up to
+:data:`BLOCKING_BUSY_TIMEOUT_MS`, and a change still kept is retried with the next write, read or
+``close()``. A failure that does not pass by itself (a read-only file, a wrong password) drops the rows it
+concerns (a batch that fails so is written again row by row, so only the failing rows go), logged, as
+the index must never break a task.
 
-Everything here runs on one thread (the loop's, or the script's): SQLite connections are per thread.
+Inserts are upserts (``ON CONFLICT (id) DO UPDATE``): a batch sent again after a connection broke
+before its commit was confirmed leaves each row once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import logging
 import random
-import sqlite3
 import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .database import IndexDatabase, is_busy, transaction
+from .backend import IndexBackend
+from .location import IndexLocation
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +50,13 @@ log = logging.getLogger(__name__)
 HOT_BUSY_TIMEOUT_MS = 20
 #: How long a read on a running loop may wait: reads run on user actions (``%mcp_tasks``, a cached call).
 READ_BUSY_TIMEOUT_MS = 1000
-#: How long anything may wait without a running loop, and ``close()``.
+#: How long anything may wait without a running loop, and ``close()``; a network write off the loop too.
 BLOCKING_BUSY_TIMEOUT_MS = 5000
 #: On a running loop, the changes made within this long are written in one transaction.
 BATCH_S = 0.05
 FIRST_RETRY_S = 0.05
 MAX_RETRY_S = 5.0
-#: How long a change may wait for a busy database before it is given up (logged as an error): ten minutes
+#: How long a change may wait for a busy SQLite file before it is given up (logged as an error): ten minutes
 #: covers someone's long transaction in another kernel or a ``sqlite3`` shell left open for a while.
 GIVE_UP_S = 600.0
 #: Rows with a kept change at most (each may hold a task's result); beyond it the oldest are given up.
@@ -63,17 +71,17 @@ _queues: weakref.WeakSet[WriteQueue] = weakref.WeakSet()
 def _write_kept() -> None:
     for queue in list(_queues):
         try:
-            queue.flush(BLOCKING_BUSY_TIMEOUT_MS)
+            queue.close()
         except Exception:  # never fail the interpreter's exit
-            log.exception("the task index %s: writing what was kept at exit failed", queue.database.path)
+            log.exception("the task index %s: writing what was kept at exit failed", queue.where)
 
 
-def flush_kept_for(path: Path) -> None:
-    """Write what every index of this process on the file ``path`` keeps for its batch, so that a
-    read through one of them (an export, ``mtj.to_dataframe``) sees what another one's tasks already
-    did (the runtime's client and ``default_index()`` are two objects on one file)."""
+def flush_kept_for(location: IndexLocation) -> None:
+    """Write what every index of this process on ``location`` keeps for its batch, so that a read
+    through one of them (an export, ``mtj.to_dataframe``) sees what another one's tasks already did
+    (the runtime's client and ``default_index()`` are two objects on one file or database)."""
     for queue in list(_queues):
-        if queue.database.path == path:
+        if queue.database.location == location:
             queue.flush_unless_due()
 
 
@@ -114,11 +122,25 @@ class RowChange:
             else:
                 self.sets[column] = value
 
+    def then(self, later: RowChange) -> RowChange:
+        """This (older) change followed by ``later`` (kept while this one was being written)."""
+        if later.insert is not None:
+            return later
+        merged = RowChange(
+            self.row, dict(self.insert) if self.insert is not None else None, dict(self.sets), self.since
+        )
+        merged.merge(later.sets)
+        return merged
+
     def statement(self) -> tuple[str, tuple[Any, ...]]:
         if self.insert is not None:
             columns = ", ".join(self.insert)
             marks = ", ".join("?" * len(self.insert))
-            return f"INSERT INTO tasks (id, {columns}) VALUES (?, {marks})", (self.row, *self.insert.values())
+            again = ", ".join(f"{column} = excluded.{column}" for column in self.insert)
+            return (
+                f"INSERT INTO tasks (id, {columns}) VALUES (?, {marks}) ON CONFLICT (id) DO UPDATE SET {again}",
+                (self.row, *self.insert.values()),
+            )
         assignments = ", ".join(f"{column} = ?" for column in self.sets)
         return f"UPDATE tasks SET {assignments} WHERE id = ?", (*self.sets.values(), self.row)
 
@@ -129,11 +151,74 @@ class RowChange:
         return what + (": its record" if self.insert is not None else f": {', '.join(self.sets)}")
 
 
+@dataclass
+class Outcome:
+    """How writing a batch went: the changes still to keep (the database was busy or away, ``why``) and
+    those dropped (each with the reason)."""
+
+    kept: list[RowChange] = field(default_factory=list)
+    why: BaseException | None = None
+    dropped: list[tuple[RowChange, str]] = field(default_factory=list)
+
+
+def write(database: IndexBackend, batch: list[RowChange], timeout_ms: int) -> Outcome:
+    """Write ``batch`` in one transaction (on whichever thread calls it: it touches no queue); a batch that
+    fails for good is written again row by row, so that only the failing rows are dropped."""
+    try:
+        db = database.connection(timeout_ms)
+        with database.transaction(db):
+            for change in batch:
+                database.execute(db, *change.statement())
+        return Outcome()
+    except database.errors as exc:
+        if database.is_transient(exc):
+            return Outcome(batch, exc)
+        if len(batch) == 1:
+            return Outcome(dropped=[(batch[0], database.describe_error(exc))])
+    outcome = Outcome()
+    for i, change in enumerate(batch):
+        try:
+            db = database.connection(timeout_ms)
+            with database.transaction(db):
+                database.execute(db, *change.statement())
+        except database.errors as exc:
+            if database.is_transient(exc):
+                return Outcome(batch[i:], exc, outcome.dropped)
+            outcome.dropped.append((change, database.describe_error(exc)))
+    return outcome
+
+
+class Writer:
+    """The one thread of an index whose statements wait on the network (``backend.blocking``)."""
+
+    def __init__(self) -> None:
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def submit(self, database: IndexBackend, batch: list[RowChange]) -> concurrent.futures.Future[Outcome]:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mtj-index-writer")
+        return self._pool.submit(write, database, batch, BLOCKING_BUSY_TIMEOUT_MS)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.shutdown(wait=False)
+
+
+@dataclass
+class InFlight:
+    """A batch being written on the writer's thread."""
+
+    batch: list[RowChange]
+    future: concurrent.futures.Future[Outcome]
+
+
 class WriteQueue:
     """The changes of an index's rows not written yet, and when to try again (see the module docstring)."""
 
-    def __init__(self, database: IndexDatabase) -> None:
+    def __init__(self, database: IndexBackend) -> None:
         self.database = database
+        self.where = database.location.shown
         self._pending: dict[int, RowChange] = {}  # oldest first
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
@@ -141,10 +226,14 @@ class WriteQueue:
         #: The write of the batch kept on a running loop (and that loop).
         self._batch: asyncio.TimerHandle | None = None
         self._batch_loop: asyncio.AbstractEventLoop | None = None
+        self._writer = Writer()
+        self._inflight: InFlight | None = None
+        #: Since when the database has been out of reach (None: it is not known to be), and why.
+        self.unreachable_since: float | None = None
         _queues.add(self)
 
     def __len__(self) -> int:
-        return len(self._pending)
+        return len(self._pending) + (len(self._inflight.batch) if self._inflight is not None else 0)
 
     def submit(
         self,
@@ -155,7 +244,7 @@ class WriteQueue:
         keep: Iterable[str] = (),
     ) -> bool:
         """Record a change of ``row`` (its insert, or an update) and write what is pending unless a retry
-        is already due. False if the change was dropped (a failure other than a busy database: logged);
+        is already due. False if the change was dropped (a failure that does not pass by itself: logged);
         True if it was written or is kept for later."""
         if insert is None and not sets:
             return True
@@ -165,9 +254,7 @@ class WriteQueue:
                 self._give_up_oldest()
             change = self._pending[row] = RowChange(row, dict(insert) if insert is not None else None)
         elif insert is not None:
-            log.warning(
-                "the task index %s: row %d was recorded twice; the second record wins", self.database.path, row
-            )
+            log.warning("the task index %s: row %d was recorded twice; the second record wins", self.where, row)
             change.insert = dict(insert)
         if sets:
             change.merge(sets, keep)
@@ -192,57 +279,95 @@ class WriteQueue:
         if self._retry_due():
             return
         try:
-            self.flush(HOT_BUSY_TIMEOUT_MS)
+            if self.database.blocking:
+                self._write_off_loop()
+            else:
+                self.flush(HOT_BUSY_TIMEOUT_MS)
         except Exception:  # never let a loop callback raise
-            log.exception("the task index %s: a batched write failed", self.database.path)
+            log.exception("the task index %s: a batched write failed", self.where)
 
     def _cancel_batch(self) -> None:
         if self._batch is not None:
             self._batch.cancel()
         self._batch = self._batch_loop = None
 
+    # -- off the loop (a database on the network) ----------------------------------------------------
+
+    def _write_off_loop(self) -> None:
+        """Hand what is pending to the writer's thread; the loop hears back in :meth:`_landed`."""
+        loop = running_loop()
+        if self._inflight is not None or not self._pending or loop is None:
+            return  # what is pending now goes when the batch in flight has landed
+        batch = list(self._pending.values())
+        self._pending.clear()
+        future = self._writer.submit(self.database, batch)
+        inflight = self._inflight = InFlight(batch, future)
+
+        def done(_: concurrent.futures.Future[Outcome]) -> None:
+            try:
+                loop.call_soon_threadsafe(self._landed, inflight)
+            except RuntimeError:  # the loop closed meanwhile: the next use (or close) settles it
+                pass
+
+        future.add_done_callback(done)
+
+    def _landed(self, inflight: InFlight) -> None:
+        if self._inflight is not inflight:
+            return  # settled already (a read or close waited for it)
+        self._settle_inflight(0)
+        if self._pending and not self._retry_due():
+            loop = running_loop()
+            if loop is not None and not self._batch_due(loop):
+                self._batch, self._batch_loop = loop.call_later(BATCH_S, self._write_batch), loop
+
+    def _settle_inflight(self, timeout_ms: int) -> bool:
+        """Take in the outcome of the batch in flight, waiting up to ``timeout_ms`` for it; False if it
+        is still being written."""
+        inflight = self._inflight
+        if inflight is None:
+            return True
+        try:
+            outcome = inflight.future.result(timeout=timeout_ms / 1000)
+        except concurrent.futures.TimeoutError:
+            return False
+        except Exception as exc:  # the writer's thread itself failed (it never should): keep the batch
+            outcome = Outcome(inflight.batch, exc)
+        self._inflight = None
+        # What was kept meanwhile is newer than the batch: it goes after it.
+        newer, self._pending = self._pending, {}
+        for change in outcome.kept:
+            self._pending[change.row] = change
+        for row, later in newer.items():
+            earlier = self._pending.get(row)
+            self._pending[row] = earlier.then(later) if earlier is not None else later
+        self._report(outcome, len(inflight.batch) - len(outcome.kept))
+        return True
+
+    # -- on the calling thread ---------------------------------------------------------------------
+
     def flush(self, timeout_ms: int) -> set[int]:
-        """Write every pending change in one transaction, waiting at most ``timeout_ms`` for the lock;
-        the rows whose changes were dropped. On a busy database the changes are kept and a retry is
-        scheduled when a loop runs."""
+        """Write every pending change in one transaction, waiting at most ``timeout_ms`` for the lock (or
+        the connection); the rows whose changes were dropped. On a busy or unreachable database the
+        changes are kept and a retry is scheduled when a loop runs."""
         self._cancel_batch()  # whatever is kept is written now
+        if not self._settle_inflight(timeout_ms):
+            return set()  # the writer's thread still has the batch: it lands on the loop
         if not self._pending:
             return set()
         batch = list(self._pending.values())
-        dropped: set[int] = set()
-        try:
-            db = self.database.connection(timeout_ms)
-            with transaction(db):
-                for change in batch:
-                    try:
-                        db.execute(*change.statement())
-                    except sqlite3.OperationalError:
-                        raise  # busy, or the file itself: the whole batch
-                    except sqlite3.Error as exc:  # this row only (a constraint): the others go on
-                        log.warning(
-                            "the task index %s could not write %s: %s", self.database.path, change.describe(), exc
-                        )
-                        dropped.add(change.row)
-        except (sqlite3.Error, OSError) as exc:
-            if is_busy(exc):
-                self._keep(exc)
-                return set()
-            log.warning(
-                "the task index %s could not be written (%s): %d change(s) dropped: %s",
-                self.database.path,
-                exc,
-                len(batch),
-                "; ".join(c.describe() for c in batch[:5]),
-            )
-            dropped = {change.row for change in batch}
-        for change in batch:
-            del self._pending[change.row]  # nothing else ran meanwhile: one thread
-        self._delay = FIRST_RETRY_S
-        self._cancel_timer()
-        return dropped
+        self._pending.clear()
+        outcome = write(self.database, batch, timeout_ms)
+        for change in outcome.kept:  # nothing else ran meanwhile: one thread
+            self._pending[change.row] = change
+        self._report(outcome, len(batch) - len(outcome.kept))
+        return {change.row for change, _ in outcome.dropped}
 
     def flush_unless_due(self) -> None:
-        """Write what is pending now (a read is about to run) unless a retry is already scheduled."""
+        """Write what is pending now (a read is about to run, or the loop is about to stop) unless a retry is
+        already scheduled; a batch the writer's thread has is waited for first (as long as a read may wait)."""
+        if not (self._pending or self._inflight is not None) or self._retry_due():
+            return
+        self._settle_inflight(read_timeout_ms())
         if self._pending and not self._retry_due():
             self.flush(write_timeout_ms())
 
@@ -251,25 +376,60 @@ class WriteQueue:
         still cannot be written. The queue can be used again afterwards."""
         self._cancel_timer()
         self.flush(BLOCKING_BUSY_TIMEOUT_MS)
+        if self._pending and self.database.blocking:
+            self.flush(
+                BLOCKING_BUSY_TIMEOUT_MS
+            )  # once more: the first may have met a connection the server closed
         self._cancel_timer()
+        self._settle_inflight(BLOCKING_BUSY_TIMEOUT_MS)
         if self._pending:
-            self._give_up(list(self._pending.values()), "the index was closed while its database was busy")
+            what = "unreachable" if self.unreachable_since is not None else "busy"
+            self._give_up(list(self._pending.values()), f"the index was closed while its database was {what}")
+        self._writer.close()
 
-    # -- kept changes ----------------------------------------------------------------------------
+    # -- outcomes ----------------------------------------------------------------------------------
+
+    def _report(self, outcome: Outcome, written: int) -> None:
+        if outcome.dropped:
+            log.warning(
+                "the task index %s could not be written: %d change(s) dropped: %s",
+                self.where,
+                len(outcome.dropped),
+                "; ".join(f"{change.describe()} ({why})" for change, why in outcome.dropped[:5]),
+            )
+        if outcome.why is not None:
+            self._keep(outcome.why)
+            return
+        if self.unreachable_since is not None:
+            log.warning(
+                "the task index %s can be reached again after %.0f s: the changes it kept are written",
+                self.where,
+                time.monotonic() - self.unreachable_since,
+            )
+            self.unreachable_since = None
+        if written or outcome.dropped:
+            self._delay = FIRST_RETRY_S
+            self._cancel_timer()
 
     def _keep(self, exc: BaseException) -> None:
-        now = time.monotonic()
-        stale = [change for change in self._pending.values() if now - change.since >= GIVE_UP_S]
-        if stale:
-            self._give_up(stale, f"its database stayed busy for {GIVE_UP_S:.0f} s ({exc})")
+        if self.database.gives_up:
+            now = time.monotonic()
+            stale = [change for change in self._pending.values() if now - change.since >= GIVE_UP_S]
+            if stale:
+                self._give_up(stale, f"its database stayed busy for {GIVE_UP_S:.0f} s ({exc})")
         if not self._pending:
             return
-        log.debug(
-            "the task index %s is busy (%s): %d change(s) kept for later",
-            self.database.path,
-            exc,
-            len(self._pending),
-        )
+        if self.database.blocking and self.unreachable_since is None:
+            self.unreachable_since = time.monotonic()
+            log.warning(
+                "the task index %s cannot be reached (%s): tasks go on, and their records wait (at most %d rows; "
+                "past that the oldest are given up) until it is back or the index is closed",
+                self.where,
+                self.database.describe_error(exc),
+                MAX_PENDING_ROWS,
+            )
+        else:
+            log.debug("the task index %s is busy (%s): %d change(s) kept for later", self.where, exc, len(self))
         loop = running_loop()
         if loop is not None and not self._retry_due():
             delay = self._delay * random.uniform(0.5, 1.0)  # spread processes that met the same lock
@@ -279,9 +439,12 @@ class WriteQueue:
     def _retry(self) -> None:
         self._timer = self._timer_loop = None
         try:
-            self.flush(HOT_BUSY_TIMEOUT_MS)
+            if self.database.blocking:
+                self._write_off_loop()
+            else:
+                self.flush(HOT_BUSY_TIMEOUT_MS)
         except Exception:  # never let a loop callback raise
-            log.exception("the task index %s: a retried write failed", self.database.path)
+            log.exception("the task index %s: a retried write failed", self.where)
 
     def _retry_due(self) -> bool:
         """Whether a retry is scheduled on the loop running now (one on a closed or other loop never runs)."""
@@ -299,14 +462,14 @@ class WriteQueue:
 
     def _give_up_oldest(self) -> None:
         oldest = next(iter(self._pending.values()))
-        self._give_up([oldest], f"more than {MAX_PENDING_ROWS} rows were waiting for its busy database")
+        self._give_up([oldest], f"more than {MAX_PENDING_ROWS} rows were waiting for its database")
 
     def _give_up(self, changes: list[RowChange], why: str) -> None:
         for change in changes:
             self._pending.pop(change.row, None)
         log.error(
             "the task index %s gave up %d change(s) because %s: %s%s",
-            self.database.path,
+            self.where,
             len(changes),
             why,
             "; ".join(c.describe() for c in changes[:5]),

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..oauth import OAuth
+from ..oauth.settings import SECRET_SETTINGS
 from ..redact import safe_url
 
 FILE_NAME = "mcp.json"
@@ -132,7 +133,7 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
         oauth = entry.get("oauth")
         if isinstance(oauth, dict):
             oauth = {
-                k: expand(v, f"oauth.{k}", secret=k == "client_secret") if isinstance(v, str) else v
+                k: expand(v, f"oauth.{k}", secret=k in SECRET_SETTINGS) if isinstance(v, str) else v
                 for k, v in oauth.items()
             }
         if oauth is not None and oauth is not False:

@@ -151,7 +151,7 @@ def make_board(
         try:
             records = index.records(connection.client.target)
         except Exception as exc:  # an unreadable index must not hide the live tasks
-            board.add_note(f"the task index {index.path} could not be read: {runtime.redact(str(exc))}")
+            board.add_note(f"the task index {index.describe()} could not be read: {runtime.redact(str(exc))}")
             continue
         for record in records:
             if record.id in live_rows:

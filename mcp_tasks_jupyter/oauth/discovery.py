@@ -48,6 +48,9 @@ class ServerMetadata:
     code_challenge_methods: list[str] | None = None
     iss_parameter_supported: bool = False
     client_id_metadata_documents: bool = False
+    #: ``dpop_signing_alg_values_supported`` (RFC 9449): None when it does not say it supports DPoP.
+    dpop_algorithms: list[str] | None = None
+    grant_types: list[str] | None = None
 
 
 def origin_of(url: str) -> str:
@@ -228,4 +231,6 @@ def _server_metadata(data: dict[str, Any], issuer: str | None, url: str, server:
         code_challenge_methods=methods,
         iss_parameter_supported=data.get("authorization_response_iss_parameter_supported") is True,
         client_id_metadata_documents=data.get("client_id_metadata_document_supported") is True,
+        dpop_algorithms=_strings(data.get("dpop_signing_alg_values_supported")),
+        grant_types=_strings(data.get("grant_types_supported")),
     )

@@ -3,6 +3,7 @@
 It starts from what the token store keeps for the server; when the server refuses a request it
 decides, one refusal at a time (others wait and reuse the outcome):
 
+- 401 ``use_dpop_nonce`` (DPoP, RFC 9449 section 9): send again with the server's nonce, once per nonce;
 - 401 with a token that has a refresh token: refresh, once per token;
 - 401 otherwise: sign in afresh (discovery from the challenge, registration, a person at the
   authorization URL, the code exchanged): at most :data:`MAX_SIGN_INS` in :data:`SIGN_IN_WINDOW_S`;
@@ -10,7 +11,10 @@ decides, one refusal at a time (others wait and reuse the outcome):
   ones (step-up), at most :data:`MAX_STEP_UPS` times per connection;
 - anything else: the refusal stands.
 
-A token is refreshed shortly before it expires (one timer per token). When the server's
+A token is refreshed shortly before it expires (one timer per token). With a headless grant
+(``OAuth(grant=...)``, ``headless.py``) signing in is a token request and never waits for a person. Where
+the authorization server supports DPoP (or ``OAuth(dpop=True)``), tokens are bound to a key kept with the
+sign-in and every request carries a fresh proof (:meth:`OAuthSignIn.request_headers`). When the server's
 authorization server changed, the registration and tokens of the old one are dropped: they are
 never shown to the new one.
 """
@@ -33,10 +37,13 @@ import httpx
 from ..errors import AuthenticationFailed, SignInFailed
 from ..protocol.www_authenticate import Challenge
 from ..redact import safe_url
-from . import discovery, mechanics
+from . import discovery, dpop, mechanics
 from .discovery import ServerMetadata
+from .dpop import DPoPKey
+from .headless import headless_tokens
 from .loopback import RedirectListener
-from .registration import client_for, issuer_key, secret_method
+from .mechanics import Proofs
+from .registration import client_for, issuer_key
 from .settings import OAuth
 from .store import ClientRegistration, SignIn, Tokens, TokenStore
 
@@ -45,6 +52,9 @@ log = logging.getLogger(__name__)
 MAX_SIGN_INS = 3
 SIGN_IN_WINDOW_S = 300.0
 MAX_STEP_UPS = 2
+#: A refused headless grant is not asked again for this long: requests in that time fail with its error
+#: (no retry storm at the token endpoint; a rotated identity token is used after it).
+HEADLESS_REFUSAL_HOLD_S = 60.0
 HTTP_TIMEOUT_S = 10.0
 #: Refresh this long before expiry (at most; a fifth of a short token's life).
 REFRESH_MARGIN_S = 60.0
@@ -90,6 +100,14 @@ class OAuthSignIn:
         self._refreshing: asyncio.Task[None] | None = None
         #: Told True while a person is being waited for (a caller's timeout should not run then).
         self.waiting: list[Callable[[bool], None]] = []
+        #: The DPoP key of this server's sign-in (loaded once), and while the token in use is bound to
+        #: it, the same key (None: bearer tokens, no proofs) and the resource server's nonce.
+        self._dpop: DPoPKey | None = None
+        self._proving: DPoPKey | None = None
+        self._access_token = ""
+        self._rs_nonce: str | None = None
+        #: When the headless grant was last refused, and how (it is not asked again for a while).
+        self._refused: tuple[float, SignInFailed] | None = None
         if self._record.tokens is not None:
             self._use(self._record.tokens, save=False)
 
@@ -97,6 +115,13 @@ class OAuthSignIn:
 
     def headers(self) -> Mapping[str, str]:
         return self._headers
+
+    def request_headers(self, method: str, url: str) -> Mapping[str, str] | None:
+        """A fresh DPoP proof for each request while the token is DPoP-bound; else None."""
+        proving = self._proving
+        if proving is None:
+            return None
+        return {"DPoP": proving.proof(method, url, self._access_token, self._rs_nonce)}
 
     def on_change(self, callback: Callable[[], None]) -> None:
         self._callbacks.append(callback)
@@ -111,6 +136,8 @@ class OAuthSignIn:
         async with self._lock:
             if version != self.version:
                 return True  # another request already renewed the credentials
+            if self._proving is not None and failure.status_code == 401 and _wants_nonce(failure):
+                return self._take_nonce(failure.dpop_nonce)
             challenge = failure.challenge
             if failure.status_code == 403:
                 if challenge is None or challenge.error != "insufficient_scope":
@@ -135,9 +162,18 @@ class OAuthSignIn:
 
     # -- what users call through the magics / the client ----------------------------------------
 
+    def _take_nonce(self, nonce: str | None) -> bool:
+        """The server wants a DPoP nonce in the proof: True (send again) when it gave a new one."""
+        if not nonce or nonce == self._rs_nonce or len(nonce) > dpop.MAX_NONCE_CHARS or not nonce.isprintable():
+            return False  # none, or the one the refused request already carried: the refusal stands
+        self._rs_nonce = nonce
+        self._set_headers(self._headers)  # a new version: requests refused before this one go again
+        return True
+
     async def sign_in(self) -> None:
         """Sign in now (even with a token in hand), e.g. ``%mcp_login``."""
         async with self._lock:
+            self._refused = None
             try:
                 await self._sign_in(None, self._record.scopes or None)
             except _NoOAuth:
@@ -171,8 +207,9 @@ class OAuthSignIn:
                 metadata = await self._server_metadata(http, challenge)
                 if issuer_key(metadata) != client.issuer:
                     return False  # a new authorization server: its own sign-in
+                proofs = Proofs(dpop=self._dpop if tokens.token_type == dpop.SCHEME else None)
                 fresh = await mechanics.refresh(
-                    http, metadata, client, tokens, self._record.indicator or self.key, self.server
+                    http, metadata, client, tokens, self._record.indicator or self.key, self.server, proofs
                 )
         except SignInFailed as exc:
             log.info("%s: refreshing the token failed: %s", self.server, exc.detail)
@@ -240,7 +277,7 @@ class OAuthSignIn:
             scopes = challenge.scope.split()
         if not scopes:
             scopes = list(self._resource_scopes or [])
-        headless = self.settings.grant == "client_credentials"  # no refresh token: the secret gets new ones
+        headless = self.settings.headless  # no refresh token: the grant itself gets new ones
         offered = OFFLINE_ACCESS in (metadata.scopes_supported or [])
         if scopes and not headless and OFFLINE_ACCESS not in scopes and offered:
             scopes = [*scopes, OFFLINE_ACCESS]  # ask for a refresh token where the server offers them
@@ -248,6 +285,8 @@ class OAuthSignIn:
 
     async def _sign_in(self, challenge: Challenge | None, wanted: list[str] | None) -> None:
         now = time.monotonic()
+        if self._refused is not None and now - self._refused[0] < HEADLESS_REFUSAL_HOLD_S:
+            raise self._refused[1]
         if len(self._sign_ins) == MAX_SIGN_INS and now - self._sign_ins[0] < SIGN_IN_WINDOW_S:
             raise SignInFailed(
                 f"the server refused the tokens of {MAX_SIGN_INS} sign-ins in a row; check that this account "
@@ -263,8 +302,20 @@ class OAuthSignIn:
                 log.info("%s: the server moved to another authorization server; registering there", self.server)
                 self._record = SignIn(self.key, indicator=self._record.indicator)
                 kept = None
-            if self.settings.grant == "client_credentials":
-                await self._client_credentials(http, metadata, challenge, wanted)
+            proofs = Proofs(dpop=self._dpop_key(metadata))
+            if self.settings.headless:
+                scopes = self._scopes(challenge, metadata, wanted)
+                indicator = self._record.indicator or self.key
+                try:
+                    client, tokens = await headless_tokens(
+                        http, self.settings, metadata, scopes, indicator, self.server, proofs
+                    )
+                except SignInFailed as exc:
+                    self._refused = (time.monotonic(), exc)
+                    raise
+                self._record.client = client
+                self._record.scopes = scopes
+                self._use(tokens)
                 return
             listener = await self._listen(kept)
             asked = False
@@ -288,7 +339,7 @@ class OAuthSignIn:
             try:
                 code = mechanics.code_from(answer, request, metadata, self.server)
                 tokens = await mechanics.exchange_code(
-                    http, metadata, client, request, code, indicator, self.server
+                    http, metadata, client, request, code, indicator, self.server, proofs
                 )
             except SignInFailed as exc:
                 self._tell_person(f"sign-in to {self.server} failed: {exc.detail}")
@@ -297,26 +348,20 @@ class OAuthSignIn:
         self._use(tokens)
         self._tell_person(f"signed in to {self.server}")
 
-    async def _client_credentials(
-        self,
-        http: httpx.AsyncClient,
-        metadata: ServerMetadata,
-        challenge: Challenge | None,
-        wanted: list[str] | None,
-    ) -> None:
-        """Headless: the client's own credentials at the token endpoint; nobody is waited for."""
-        assert self.settings.client_id is not None
-        client = ClientRegistration(
-            issuer_key(metadata), self.settings.client_id, self.settings.secret(), secret_method(metadata)
-        )
-        scopes = self._scopes(challenge, metadata, wanted)
-        tokens = await mechanics.client_credentials(
-            http, metadata, client, scopes, self._record.indicator or self.key, self.server
-        )
-        # The secret stays in the settings (or its file): the store keeps only whose tokens these are.
-        self._record.client = ClientRegistration(client.issuer, client.client_id, None, client.auth_method)
-        self._record.scopes = scopes
-        self._use(tokens)
+    def _dpop_key(self, metadata: ServerMetadata) -> DPoPKey | None:
+        """The key to bind this sign-in's tokens to: the one kept, or a new one (None: no DPoP)."""
+        if self.settings.dpop is False:
+            return None
+        algorithm = dpop.choose_algorithm(metadata.dpop_algorithms, self.settings.dpop is True, self.server)
+        if algorithm is None:
+            return None
+        kept = self._record.dpop_key
+        if kept is None or kept.get("alg") != algorithm:
+            kept = self._record.dpop_key = dpop.new_key(algorithm)
+            self._dpop = None
+        if self._dpop is None:
+            self._dpop = DPoPKey(kept)
+        return self._dpop
 
     async def _listen(self, kept: ClientRegistration | None) -> RedirectListener:
         port = self.settings.redirect_port
@@ -359,13 +404,24 @@ class OAuthSignIn:
         if save:
             self.store.save(self._record)
         self._arm_timer(tokens)
-        self._set_headers({"Authorization": f"Bearer {tokens.access_token}"})
+        bound = tokens.token_type == dpop.SCHEME
+        if bound and self._dpop is None and self._record.dpop_key is not None:
+            self._dpop = DPoPKey(self._record.dpop_key)  # a kept sign-in: its key, loaded once
+        self._proving = self._dpop if bound else None
+        self._access_token = tokens.access_token
+        scheme = dpop.SCHEME if self._proving is not None else "Bearer"
+        self._set_headers({"Authorization": f"{scheme} {tokens.access_token}"})
 
     def _set_headers(self, headers: dict[str, str]) -> None:
         self._headers = headers
         self.version += 1
         for callback in self._callbacks:
             callback()
+
+
+def _wants_nonce(failure: AuthenticationFailed) -> bool:
+    """Whether the refusal is a DPoP challenge asking for a nonce (``use_dpop_nonce``)."""
+    return any(c.scheme.lower() == "dpop" and c.error == dpop.USE_NONCE for c in failure.challenges)
 
 
 class _NoOAuth(Exception):

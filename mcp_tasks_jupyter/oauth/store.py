@@ -3,9 +3,9 @@
 The default directory is ``mcp-tasks-jupyter/oauth`` under the Jupyter data directory
 (``$JUPYTER_DATA_DIR``, else ``$XDG_DATA_HOME/jupyter``, else ``~/.local/share/jupyter``; on macOS
 ``~/Library/Jupyter``, on Windows ``%APPDATA%/jupyter``); ``$MTJ_TOKENS`` overrides it. The files hold
-the client registration (its id and secret, the issuer that issued them) and the tokens; nothing else
-in the library writes a token anywhere. A file is written whole (a temporary file renamed over it)
-with mode 0600 in a 0700 directory.
+the client registration (its id and secret, the issuer that issued them), the tokens and the DPoP key
+they are bound to; nothing else in the library writes a token or key anywhere. A file is written
+whole (a temporary file renamed over it) with mode 0600 in a 0700 directory.
 """
 
 from __future__ import annotations
@@ -50,16 +50,20 @@ class Tokens:
 @dataclass
 class SignIn:
     """Everything kept about one server (``resource``: its URL as connected to): the client
-    registration, the tokens, the scopes asked for, and the resource indicator the tokens are for."""
+    registration, the tokens, the scopes asked for, the resource indicator the tokens are for, and
+    the private key DPoP-bound tokens are bound to (a JWK, RFC 9449)."""
 
     resource: str
     indicator: str | None = None
     client: ClientRegistration | None = None
     tokens: Tokens | None = None
     scopes: list[str] = field(default_factory=list)
+    dpop_key: dict[str, Any] | None = None
 
     def secrets(self) -> list[str]:
         out = []
+        if self.dpop_key and isinstance(self.dpop_key.get("d"), str):
+            out.append(self.dpop_key["d"])
         if self.client and self.client.client_secret:
             out.append(self.client.client_secret)
         if self.tokens:
@@ -157,4 +161,5 @@ def _from_dict(data: dict[str, Any]) -> SignIn:
         client=ClientRegistration(**client) if isinstance(client, dict) else None,
         tokens=Tokens(**tokens) if isinstance(tokens, dict) else None,
         scopes=[str(s) for s in data.get("scopes") or []],
+        dpop_key=data.get("dpop_key") if isinstance(data.get("dpop_key"), dict) else None,
     )

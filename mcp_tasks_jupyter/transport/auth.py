@@ -2,9 +2,11 @@
 the server refuses them.
 
 The transport puts :meth:`AuthHook.headers` on every request (POST, the GET stream, DELETE) and
-rebuilds its headers only when the hook says they changed. The session, on an
-:class:`~mcp_tasks_jupyter.errors.AuthenticationFailed`, asks :meth:`AuthHook.challenged` whether to
-send the request again: the hook may refresh a token or sign in first (``oauth/``).
+rebuilds its headers only when the hook says they changed; a hook whose credentials need a proof
+per request (DPoP, RFC 9449) also has :meth:`ProvingAuthHook.request_headers`, asked once per
+request. The session, on an :class:`~mcp_tasks_jupyter.errors.AuthenticationFailed`, asks
+:meth:`AuthHook.challenged` whether to send the request again: the hook may refresh a token or
+sign in first (``oauth/``).
 """
 
 from __future__ import annotations
@@ -31,3 +33,12 @@ class AuthHook(Protocol):
 
     async def aclose(self) -> None:
         """The connection closed: stop any timer (a refresh ahead of expiry)."""
+
+
+class ProvingAuthHook(AuthHook, Protocol):
+    """An auth hook whose requests each carry headers of their own (optional: the transport looks for
+    ``request_headers`` once, when it is made)."""
+
+    def request_headers(self, method: str, url: str) -> Mapping[str, str] | None:
+        """Headers for this one request (``method`` to ``url``) beyond :meth:`headers`, e.g. a fresh DPoP
+        proof; None when there are none. Called for every request: no I/O, and cheap when None."""

@@ -31,6 +31,7 @@ import collections
 import contextlib
 import logging
 import urllib.request
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -143,6 +144,11 @@ class StreamableHTTPTransport(Transport):
         self._slots = _Slots(MAX_EXCHANGES, SLOT_HOLD_S)
         #: Where credentials come from beyond ``headers`` (OAuth); its headers win over the user's.
         self.auth = auth
+        #: Headers of each request's own (a DPoP proof), when the hook has them: asked per request.
+        self._per_request: Callable[[str, str], Mapping[str, str] | None] | None = getattr(
+            auth, "request_headers", None
+        )
+        self._url_text = str(self._url)
         if auth is not None:
             auth.on_change(self._rebuild_headers)
         self._rebuild_headers()
@@ -251,10 +257,15 @@ class StreamableHTTPTransport(Transport):
         if client is None:
             return
         if self.session_id:
+            headers = self._get_headers
+            own = self._per_request("DELETE", self._url_text) if self._per_request is not None else None
+            if own:
+                headers = headers.copy()
+                headers.update(own)
             try:
                 async with client.delete(
                     self._url,
-                    headers=self._get_headers,
+                    headers=headers,
                     proxy=self._proxy,
                     timeout=aiohttp.ClientTimeout(total=2.0),
                 ):
@@ -300,9 +311,11 @@ class StreamableHTTPTransport(Transport):
             raise ConnectionFailed("the connection is closed", server=self.server_name)
         msg_id: RequestId | None = message.get("id") if "method" in message else None
         sent: CIMultiDict[str] = self._post_headers
-        if headers:
+        own = self._per_request("POST", self._url_text) if self._per_request is not None else None
+        if headers or own:
             sent = sent.copy()
-            sent.update(headers)
+            sent.update(headers or {})
+            sent.update(own or {})
         slot = await self._slots.take()
         try:
             await self._exchange(client, events, jsonrpc.encode(message), sent, message, msg_id)
@@ -481,9 +494,12 @@ class StreamableHTTPTransport(Transport):
     async def _open_get(self, last_event_id: str | None) -> aiohttp.ClientResponse:
         assert self._client is not None
         headers = self._get_headers
-        if last_event_id is not None:
+        own = self._per_request("GET", self._url_text) if self._per_request is not None else None
+        if last_event_id is not None or own:
             headers = headers.copy()
-            headers["Last-Event-ID"] = last_event_id
+            headers.update(own or {})
+            if last_event_id is not None:
+                headers["Last-Event-ID"] = last_event_id
         try:
             response = await self._client.get(self._url, headers=headers, proxy=self._proxy, allow_redirects=False)
         except _ENGINE_ERRORS as exc:

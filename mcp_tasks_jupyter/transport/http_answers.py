@@ -174,4 +174,5 @@ def auth_failure(
         www_authenticate=raw,
         challenges=challenges,
         header_names=header_names,
+        dpop_nonce=response.headers.get("DPoP-Nonce"),
     )

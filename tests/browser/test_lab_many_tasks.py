@@ -1,9 +1,10 @@
 """Many tasks in a real JupyterLab (issue 15, items 4-7 and 11), in Debian's chromium against a real
 kernel and demo server: a board already on screen picks up tasks started after it; a cell starting
 20 tasks shows 20 compact lines; their completion, out of sight, raises one grouped notification,
-not 20; Tab completes connection names, tools and argument keys in a cell; interrupting a cell
-that waits (``--wait``) prints one line and leaves the handle bound; the board at 900 px keeps
-its status words whole, cancels the ticked rows and every running one.
+not 20; Tab completes connection names, tools and argument keys in a cell (a single candidate at
+once, without a menu); interrupting a cell that waits (``--wait``) prints one line and leaves the
+handle bound; the board at 900 px keeps its status words whole, cancels the ticked rows and every
+running one.
 
 The steps build on each other (one page, one kernel), so they are one test. Each step saves a
 screenshot to ``build/screenshots/`` (``2x-...``, beside the quick start's ``0x-...``).
@@ -121,25 +122,29 @@ def test_board_compact_notifications_completion_and_interrupts(page: Page) -> No
     expect(lines.filter(has=page.locator(".mtj-s-completed"))).to_have_count(20)
     shot(page, "24-compact-twenty-completed")
 
-    # 4. Tab completion in a cell: the tool after NAME:, then an argument key of its schema
-    type_in_new_cell(page, "h = %mcp_task demo:slo")
+    # 4. Tab completion in a cell: the tools after NAME: (a menu), then one tool and an argument key
+    # of its schema (one candidate each: Tab inserts it)
+    type_in_new_cell(page, "h = %mcp_task demo:")
     editor = page.locator(".jp-NotebookPanel:visible .jp-Cell").last.locator(".cm-content")
+    menu = page.locator(".jp-Completer:visible")
+    page.keyboard.press("Tab")
+    expect(menu.locator(".jp-Completer-item", has_text="demo:slow_compute")).to_be_visible()
+    assert "print" not in " ".join(menu.all_inner_texts())
+    shot(page, "25-completion-of-a-tool")
+    page.keyboard.press("Escape")
+    expect(menu).to_have_count(0)
 
-    def complete(expected_item: str, expected_text: str, picture: str | None = None) -> None:
+    def complete(typed: str, expected_text: str, picture: str | None = None) -> None:
+        page.keyboard.insert_text(typed)
         page.keyboard.press("Tab")
-        item = page.locator(".jp-Completer:visible .jp-Completer-item", has_text=expected_item)
-        expect(item).to_be_visible()
-        assert "print" not in " ".join(page.locator(".jp-Completer:visible").all_inner_texts())
+        expect(editor).to_have_text(expected_text)
+        expect(menu).to_have_count(0)
         if picture:
             shot(page, picture)
-        page.keyboard.press("Enter")
-        expect(editor).to_have_text(expected_text)
 
-    complete("demo:slow_compute", "h = %mcp_task demo:slow_compute", "25-completion-of-a-tool")
-    page.keyboard.insert_text(" sec")
-    complete("seconds=", "h = %mcp_task demo:slow_compute seconds=")
-    page.keyboard.insert_text("1 la")
-    complete("label=", "h = %mcp_task demo:slow_compute seconds=1 label=", "26-completion-of-an-argument-key")
+    complete("slo", "h = %mcp_task demo:slow_compute")
+    complete(" sec", "h = %mcp_task demo:slow_compute seconds=")
+    complete("1 la", "h = %mcp_task demo:slow_compute seconds=1 label=", "26-completion-of-an-argument-key")
     page.keyboard.press("Escape")
 
     # 5. interrupting a cell that waits: one line, no traceback, the handle bound

@@ -2,7 +2,8 @@
 demo server: one colour per status in every view (a cancelled task reads the same in its widget, the
 board and the side panel), the side panel names tasks by tool and arguments, the board at 900 px with
 the side panel open keeps each row's task and arguments, a 50-task batch's notification counts all
-50, and the status bar of a notebook with no tasks says the tasks it counts are other notebooks'.
+50, the status bar of a notebook with no tasks says the tasks it counts are other notebooks', and
+one Tab inserts the only completion of an ``%mcp_task`` argument (Python code keeps its menu).
 
 The steps build on each other (one page, one kernel), so they are one test. Each step saves a
 screenshot to ``build/screenshots/defects-*.png``.
@@ -19,6 +20,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu
+from tests.browser.test_lab_many_tasks import add_cell_and_run, type_in_new_cell
 
 pytestmark = pytest.mark.timeout(600)
 expect.set_options(timeout=STEP)
@@ -50,6 +52,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     settings = home / "settings" / "mcp-tasks-jupyter" / "notifications.jupyterlab-settings"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"onlyWhenOutOfView": False}))
+    # the kernel's completions count however slowly a loaded machine answers (1 s by default; the
+    # first Python completion starts jedi)
+    completer = home / "settings" / "@jupyterlab" / "completer-extension" / "manager.jupyterlab-settings"
+    completer.parent.mkdir(parents=True, exist_ok=True)
+    completer.write_text(json.dumps({"providerTimeout": 20000}))
     with running_lab(root, home) as server:
         yield server
 
@@ -147,3 +154,40 @@ def test_views_agree(page: Page) -> None:
     expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
     expect(page.locator(".mtj-statusbar")).to_have_text("MCP (other notebooks): 0 running · 1 waiting")
     shot(page, "4-statusbar-other-notebooks")
+
+
+def test_single_completion_inserts(page: Page) -> None:
+    """``%mcp_task demo:slow_compute sec`` + Tab writes ``seconds=`` (no menu); a Python name with
+    one candidate still opens JupyterLab's menu (only our magics change)."""
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'defects.ipynb'})")
+    expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
+    editor = page.locator(".jp-NotebookPanel:visible .jp-Cell").last.locator(".cm-content")
+    menu = page.locator(".jp-Completer:visible")
+
+    type_in_new_cell(page, "%mcp_task demo:slow_compute sec")
+    page.keyboard.press("Tab")
+    expect(editor).to_have_text("%mcp_task demo:slow_compute seconds=")
+    expect(menu).to_have_count(0)
+    shot(page, "5-single-completion-inserted")
+    # several candidates: the menu, as before
+    page.keyboard.insert_text("1 ")
+    page.keyboard.press("Tab")
+    expect(menu.locator(".jp-Completer-item", has_text="steps=")).to_be_visible()
+    expect(menu.locator(".jp-Completer-item", has_text="label=")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(editor).to_have_text("%mcp_task demo:slow_compute seconds=1 ")
+    page.keyboard.insert_text("st")
+    page.keyboard.press("Tab")
+    expect(editor).to_have_text("%mcp_task demo:slow_compute seconds=1 steps=")
+    expect(menu).to_have_count(0)
+
+    # Python code with one candidate: JupyterLab's menu, unchanged
+    page.keyboard.press("Escape")
+    add_cell_and_run(page, "mtj_only_candidate_here = 1")
+    type_in_new_cell(page, "mtj_only_cand")
+    page.keyboard.press("Tab")
+    expect(menu.locator(".jp-Completer-item", has_text="mtj_only_candidate_here")).to_be_visible()
+    expect(menu.locator(".jp-Completer-item")).to_have_count(1)
+    expect(editor).to_have_text("mtj_only_cand")
+    shot(page, "6-python-completion-menu")
+    page.keyboard.press("Escape")

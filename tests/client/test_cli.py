@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sqlite3
 import subprocess
 import sys
 import tomllib
@@ -15,9 +13,10 @@ from pathlib import Path
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex, default_path
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 from tests.support import start_demo_http
 from tests.support.paths import REPO_ROOT
+from tests.support.postgres import run_sql
 from tests.support.processes import python_env
 
 WAIT = 20.0
@@ -46,7 +45,7 @@ def test_the_console_script_is_declared() -> None:
 
 async def _record_tasks(url: str) -> dict[str, str]:
     """One finished task, two left running on the server when the client went away (task ids)."""
-    async with mtj.connect(url, protocol_version="2025-11-25", index=TaskIndex(default_path())) as client:
+    async with mtj.connect(url, protocol_version="2025-11-25", index=TaskIndex()) as client:
         done = await client.start_task("slow_compute", {"seconds": 0.1, "steps": 1, "label": "done"})
         await asyncio.wait_for(done, WAIT)
         later = await client.start_task("slow_compute", {"seconds": 1.5, "steps": 3, "label": "later"})
@@ -65,17 +64,17 @@ async def _record_tasks(url: str) -> dict[str, str]:
 
 
 @pytest.mark.timeout(240)
-def test_list_show_result_cancel_export_clear(tmp_path: Path) -> None:
+def test_list_show_result_cancel_export_clear(tmp_path: Path, index_env: str) -> None:
     with start_demo_http("--poll-interval", "100") as url:
         ids = asyncio.run(_record_tasks(url))
-        gone = TaskIndex(default_path())
+        gone = TaskIndex()
         gone.add(ServerIdentity("gone", "python -m gone", "stdio"), "echo", {}, task_id="st-1")
         gone.close()
         ended = subprocess.run(
             [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
         )
-        with sqlite3.connect(default_path()) as db:  # the kernel that started it has ended
-            db.execute("UPDATE tasks SET pid = ? WHERE task_id = 'st-1'", (int(ended.stdout),))
+        # the kernel that started it has ended
+        run_sql(index_env, "UPDATE tasks SET pid = ? WHERE task_id = 'st-1'", (int(ended.stdout),))
 
         listed = cli("list").stdout.splitlines()
         assert listed[0].split() == ["id", "server", "tool", "status", "started", "task", "id", "notebook", "by"]
@@ -115,6 +114,9 @@ def test_list_show_result_cancel_export_clear(tmp_path: Path) -> None:
             and failed.stderr.count("\n") == 1
         )
     assert cli("list", "--status", "bogus", ok=False).returncode == 2
+    assert cli("show", ok=False).returncode == 2 and cli("show", "1", "--bogus", ok=False).returncode == 2
+    # a task id may begin with "-" (random base64url): it is an ID, not an option
+    assert "no task '-x9'" in cli("show", "-x9", ok=False).stderr
 
     out = tmp_path / "all.csv"
     assert cli("export", str(out)).stdout.strip() == f"exported the provenance of 5 tasks to {out}"
@@ -122,11 +124,12 @@ def test_list_show_result_cancel_export_clear(tmp_path: Path) -> None:
     assert "removed 4 finished task records" in cli("clear", "--finished").stdout  # the stdio one stays
     assert "removed 1 task record " in cli("clear").stdout
     assert cli("list").stdout.startswith("no tasks recorded")
-    assert os.environ["MTJ_INDEX"] in cli("list").stdout  # the index of the kernels (MTJ_INDEX)
+    assert TaskIndex().describe() in cli("list").stdout  # the index of the kernels (MTJ_INDEX)
+    assert "pw-" not in cli("list").stdout  # a database's password is never shown
 
 
-def test_control_characters_from_a_server_never_reach_the_terminal() -> None:
-    index = TaskIndex(default_path())
+def test_control_characters_from_a_server_never_reach_the_terminal(index_env: str) -> None:
+    index = TaskIndex()
     row = index.add(ServerIdentity("evil", "http://127.0.0.1:1/mcp"), "echo", {}, task_id="e-1")
     assert row is not None
     index.update(

@@ -113,7 +113,7 @@ def test_pandas_is_imported_only_when_asked_for_and_its_absence_is_explained() -
     assert "DataFrames need pandas, which is not installed: pip install 'mcp-tasks-jupyter[pandas]'" in done.stdout
 
 
-async def test_provenance_of_every_task(connect_demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+async def test_provenance_of_every_task(connect_demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index_env):
     monkeypatch.setenv("JPY_SESSION_NAME", "studies/tides.ipynb")
     asked: list[dict[str, Any]] = []
 

@@ -17,18 +17,37 @@ from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, T
 from mcp_tasks_jupyter.redact import REDACTED, redact_arguments
 from mcp_tasks_jupyter.views.render import summary_line
 from tests.support import start_demo_http
+from tests.support.postgres import run_sql
 from tests.support.processes import python_env
 
 WAIT = 20  # seconds: a bound on every wait
 DEMO = ServerIdentity("demo", "http://127.0.0.1:1/mcp", "http", "2025-11-25", "2025-11-25")
 
 
-def test_schema_and_database_settings(tmp_path: Path) -> None:
-    index = TaskIndex(tmp_path / "sub" / "tasks.sqlite3")
+def stored_text(location: str) -> bytes:
+    """Everything the index at ``location`` holds, as bytes: its files, or its database's rows."""
+    if "://" not in location:
+        return b"".join(p.read_bytes() for p in Path(location).parent.iterdir())
+    return repr(run_sql(location, "SELECT * FROM tasks")).encode()
+
+
+def test_schema_and_database_settings(index_location: str) -> None:
+    index = TaskIndex(index_location)
     row = index.add(DEMO, "slow_compute", {"seconds": 2}, task_id="t1", ttl_ms=60000, notebook="a.ipynb")
     assert row is not None
-    db = sqlite3.connect(tmp_path / "sub" / "tasks.sqlite3")
-    columns = {r[1] for r in db.execute("PRAGMA table_info(tasks)")}
+    if index.path is not None:
+        db = sqlite3.connect(index.path)
+        columns = {r[1] for r in db.execute("PRAGMA table_info(tasks)")}
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    else:
+        columns = {
+            str(name)
+            for (name,) in run_sql(
+                index_location, "SELECT column_name FROM information_schema.columns WHERE table_name = 'tasks'"
+            )
+        }
+        assert run_sql(index_location, "SELECT version FROM mtj_schema") == [(SCHEMA_VERSION,)]
     assert {
         "server_name",
         "target",
@@ -44,9 +63,10 @@ def test_schema_and_database_settings(tmp_path: Path) -> None:
         "status",
         "status_message",
         "result",
+        "username",
+        "hostname",
+        "server_status",
     } <= columns
-    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     record = index.get(row)
     assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == (
         "slow_compute",
@@ -63,7 +83,7 @@ def test_schema_and_database_settings(tmp_path: Path) -> None:
     assert [r.id for r in index.clear(DEMO.target)] == [row] and index.records() == []
 
 
-def test_secret_argument_values_are_never_written(tmp_path: Path) -> None:
+def test_secret_argument_values_are_never_written(index_location: str) -> None:
     arguments = {
         "topic": "tides",
         "api_key": "k-123456",
@@ -80,11 +100,12 @@ def test_secret_argument_values_are_never_written(tmp_path: Path) -> None:
         "items": [{"token": REDACTED}],
         "client_secret": REDACTED,
     }
-    index = TaskIndex(tmp_path / "tasks.sqlite3")
+    index = TaskIndex(index_location)
     row = index.add(DEMO, "research", arguments)
     assert row is not None and index.get(row).arguments["topic"] == "tides"  # type: ignore[union-attr]
     index.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    raw = stored_text(index_location)
+    assert b"tides" in raw
     for secret in (b"k-123456", b"abcdef", b"hunter22", b"t-98765", b"s-55555"):
         assert secret not in raw
     # different secrets are different calls for the cache, without storing them
@@ -105,26 +126,28 @@ print("ok")
 """
 
 
-def test_two_processes_writing_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "tasks.sqlite3"
-    TaskIndex(path).records()  # create it first: both writers then race only on rows
+@pytest.mark.timeout(180)
+def test_many_processes_writing_at_once(index_location: str) -> None:
+    TaskIndex(index_location).records()  # create it first: the writers then race only on rows
+    who = ("a", "b", "c", "d")
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), who],
+            [sys.executable, "-c", WRITER, index_location, name],
             env=python_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        for who in ("a", "b")
+        for name in who
     ]
     for writer in writers:
-        out, err = writer.communicate(timeout=60)
+        out, err = writer.communicate(timeout=150)
         assert writer.returncode == 0 and out.strip() == b"ok", err.decode()
-    db = sqlite3.connect(path)
-    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert db.execute(
-        "SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' AND result IS NOT NULL"
-    ).fetchone() == (300, 300)
+    if "://" not in index_location:
+        assert sqlite3.connect(index_location).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert run_sql(
+        index_location,
+        "SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE status = 'completed' AND result IS NOT NULL",
+    ) == [(150 * len(who), 150 * len(who))]
 
 
 class Counting:
@@ -143,8 +166,8 @@ class Counting:
 
 
 @pytest.mark.anyio
-async def test_client_records_its_tasks_and_cache_hits_ask_no_server(tmp_path: Path) -> None:
-    index = TaskIndex(tmp_path / "tasks.sqlite3")
+async def test_client_records_its_tasks_and_cache_hits_ask_no_server(index_location: str) -> None:
+    index = TaskIndex(index_location)
     updates: list[str] = []
     update = index.update
     index.update = lambda row, **kw: (updates.append(kw["status"]), update(row, **kw))[1]  # type: ignore
@@ -180,13 +203,14 @@ async def test_client_records_its_tasks_and_cache_hits_ask_no_server(tmp_path: P
             assert not fresh.cached and "tools/call" in counting.sent
             await asyncio.wait_for(fresh, WAIT)
             assert len(index.records()) == 2  # the cache hit made no record of its own
-    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
-    assert b"header-secret-42" not in raw
+    index.close()
+    raw = stored_text(index_location)
+    assert b"slow_compute" in raw and b"header-secret-42" not in raw
 
 
 @pytest.mark.anyio
-async def test_resume_picks_up_unfinished_tasks_and_marks_unknown_ones_lost(tmp_path: Path) -> None:
-    index = TaskIndex(tmp_path / "tasks.sqlite3")
+async def test_resume_picks_up_unfinished_tasks_and_marks_unknown_ones_lost(index_location: str) -> None:
+    index = TaskIndex(index_location)
     with start_demo_http("--poll-interval", "100") as url:
         async with mtj.connect(url, protocol_version="2025-11-25", index=index) as client:
             started = await client.start_task("slow_compute", {"seconds": 1.5, "steps": 3, "label": "kept"})

@@ -18,7 +18,7 @@ import pytest
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.exports.cli import _stdio_reach
 from mcp_tasks_jupyter.index.database import SCHEMA
-from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, TaskIndex, default_path
+from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, TaskIndex
 from mcp_tasks_jupyter.jupyter.magics import _as_written
 from tests.client.test_cli import cli
 from tests.support import demo_stdio_argv
@@ -27,8 +27,10 @@ pytestmark = pytest.mark.anyio
 WAIT = 20.0
 
 
-async def test_a_tool_error_is_recorded_as_an_error_and_an_export_after_await_is_complete(tmp_path: Path) -> None:
-    index = TaskIndex(default_path())  # the kernels' index ($MTJ_INDEX of this test)
+async def test_a_tool_error_is_recorded_as_an_error_and_an_export_after_await_is_complete(
+    tmp_path: Path, index_env: str
+) -> None:
+    index = TaskIndex()  # the kernels' index ($MTJ_INDEX of this test)
     async with mtj.connect(demo_stdio_argv(), index=index) as client:
         args = {"seconds": 0, "mode": "tool_error", "message": "the instrument is offline"}
         handle = await client.start_task("failing_job", args)
@@ -58,13 +60,13 @@ async def test_a_tool_error_is_recorded_as_an_error_and_an_export_after_await_is
     assert "@" + socket.gethostname() in cli("list").stdout
 
 
-async def test_a_declined_question_that_ends_the_task_is_recorded_declined() -> None:
-    index = TaskIndex(default_path())
+async def test_a_declined_question_that_ends_the_task_is_recorded_declined(index_env: str) -> None:
+    index = TaskIndex()
     async with mtj.connect(demo_stdio_argv(), index=index, elicitation_handler=_decline) as client:
         handle = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0})
         result = await asyncio.wait_for(handle, WAIT)
         assert result.is_error
-    [record] = TaskIndex(default_path()).records()
+    [record] = TaskIndex().records()
     assert record.status == "declined" and record.server_status != "declined"
 
 

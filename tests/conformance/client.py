@@ -107,16 +107,41 @@ async def follow_sign_in(url: str) -> None:
         await http.get(location)
 
 
-#: The [extension] scenarios that sign in headless, with the client's own credentials.
-CLIENT_CREDENTIALS = {"auth/client-credentials-basic"}
-
-
 def oauth_for(scenario: str, context: dict, store: str) -> mtj.OAuth:
-    if scenario in CLIENT_CREDENTIALS:
+    """The settings each scenario's context calls for (the [extension] ones sign in headless; DPoP
+    needs no setting: the authorization server's metadata offers it)."""
+    if scenario == "auth/client-credentials-basic":
         return mtj.OAuth(
             grant="client_credentials",
             client_id=context.get("client_id"),
             client_secret=context.get("client_secret"),
+            token_store=store,
+        )
+    if scenario == "auth/client-credentials-jwt":
+        return mtj.OAuth(
+            grant="client_credentials",
+            client_id=context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm"),
+            token_store=store,
+        )
+    if scenario == "auth/wif-jwt-bearer":
+        # The workload's token as a platform hands it over: a file, read at each sign-in.
+        # MTJ_CONFORMANCE_WIF_TOKEN picks another of the context's tokens (expired_jwt, wrong_audience_jwt).
+        token_file = os.path.join(store, "workload-token")
+        with open(token_file, "w", encoding="utf-8") as f:
+            f.write(context[os.environ.get("MTJ_CONFORMANCE_WIF_TOKEN", "valid_jwt")])
+        return mtj.OAuth(
+            grant="jwt_bearer", client_id=context.get("client_id"), assertion_file=token_file, token_store=store
+        )
+    if scenario == "auth/enterprise-managed-authorization":
+        return mtj.OAuth(
+            grant="enterprise",
+            client_id=context["client_id"],
+            client_secret=context["client_secret"],
+            assertion=context["idp_id_token"],
+            idp_issuer=context["idp_issuer"],
+            idp_client_id=context["idp_client_id"],
             token_store=store,
         )
     return mtj.OAuth(

@@ -71,8 +71,15 @@ AUTH_CASES = (
     + [(f"auth/{s}", "2026-07-28") for s in AUTH_2026_07_28]
 )
 
-#: The [extension] scenarios passed so far; they run at the runner's default version ("default").
-AUTH_EXTENSIONS = ["client-credentials-basic"]
+#: The [extension] scenarios (`conformance list`); they run at the runner's default version ("default").
+AUTH_EXTENSIONS = [
+    "client-credentials-basic",
+    "client-credentials-jwt",
+    "wif-jwt-bearer",
+    "enterprise-managed-authorization",
+    "dpop",
+    "dpop-nonce",
+]
 
 CASES = (
     [pytest.param(s, "2025-11-25", id=f"2025-11-25-{s}") for s in SCENARIOS_2025_11_25]
@@ -93,3 +100,21 @@ def test_client_scenario(scenario: str, spec_version: str, tmp_path: Path, confo
     passed = run.returncode == 0 and bool(run.checks) and not run.bad_checks
     if not passed:  # no checks at all: the runner skipped the scenario or never got going
         pytest.fail(run.report(), pytrace=False)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("token", ["expired_jwt", "wrong_audience_jwt"])
+def test_a_refused_workload_token_fails_at_once_naming_the_grant(
+    token: str, tmp_path: Path, conformance_suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The suite's authorization server refuses these tokens; a headless client must neither retry
+    # nor switch grants (a WARNING then), and must say which grant failed and why, without the token.
+    monkeypatch.setenv("MTJ_CONFORMANCE_WIF_TOKEN", token)
+    run = conformance_suite("auth/wif-jwt-bearer", "default", tmp_path, timeout=90)
+    seen = {check["id"]: check["status"] for check in run.checks}
+    assert run.returncode != 0
+    assert "wif-no-retry" not in seen and "wif-grant-fallback" not in seen, run.report()
+    assert seen.get("wif-assertion-expired" if token == "expired_jwt" else "wif-assertion-audience") == "FAILURE"
+    said = run.client_output()
+    assert "the jwt_bearer grant was refused" in said and "invalid_grant" in said, said
+    assert "eyJ" not in said  # no token (a JWT) in what the client printed

@@ -83,9 +83,9 @@ async def test_1000_tasks_stay_compact_and_a_burst_of_1000_rows_is_one_update(co
         assert first_static["live"] is False
 
 
-async def test_board_merges_live_handles_index_records_and_tasks_list(tmp_path):
+async def test_board_merges_live_handles_index_records_and_tasks_list(index_location):
     runtime = Runtime()
-    runtime.index = TaskIndex(tmp_path / "tasks.sqlite3")
+    runtime.index = TaskIndex(index_location)
     client = await runtime.connect("demo", demo_stdio_argv(*DIALECT, "--poll-interval", "100"))
     try:
         assert client.dialect.supports_list and client.index is runtime.index

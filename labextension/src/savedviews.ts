@@ -1,0 +1,271 @@
+/**
+ * A task's saved widget view whose model the kernel no longer has is drawn as the summary saved in
+ * the same output, without asking ipywidgets: ipywidgets' renderer would log
+ * "Error: widget model not found" in the browser's console for each one (50 for a notebook of 50
+ * tasks) before `fallback.ts` could draw the summary over its failure text.
+ *
+ * JupyterLab keeps one renderer factory per mime type, so this does not add a factory next to
+ * ipywidgets': it wraps whichever factory the notebook's rendermime holds for the widget-view mime
+ * type (again after ipywidgets puts its own in place once the kernel is known). Each renderer is
+ * still ipywidgets' own (its manager finds and serves it as before); only its `renderModel` first
+ * looks at the output: one of ours (`summaryOf`) whose model id the kernel lacks gets the summary,
+ * through the notebook's HTML renderer (sanitized unless the output is trusted). Everything else,
+ * and every case this cannot decide (no answer from the kernel in time), goes to ipywidgets.
+ *
+ * Whether the kernel has a model: a widget's model id is its comm's id. The kernel connection knows
+ * the comms opened while this page follows it (`hasComm`, so a live output is decided at once); for
+ * a saved output the kernel is asked once for its widget comms (`comm_info_request`, the request
+ * ipywidgets' manager sends to restore the widgets of a reopened notebook).
+ */
+
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import type { Kernel } from '@jupyterlab/services';
+
+import { summaryOf } from './fallback';
+
+export const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
+const WIDGET_TARGET = 'jupyter.widget';
+/** How long the kernel may take to list its widget comms (it answers between cells). */
+export const COMM_INFO_MS = 10000;
+/** How long a notebook's kernel may take to be known (started or chosen) before ipywidgets decides. */
+export const READY_MS = 30000;
+const LOADING = 'Loading widget...';
+const TITLE =
+  'the saved summary of this task (its live widget needs the kernel that drew it)';
+
+/** What this module asks of a kernel connection. */
+export type IWidgetKernel = Pick<
+  Kernel.IKernelConnection,
+  'hasComm' | 'requestCommInfo' | 'statusChanged'
+>;
+
+/** The saved view's model id, when `data` is a widget view with one. */
+export function modelIdOf(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null) {
+    return null;
+  }
+  const view = (data as Record<string, unknown>)[WIDGET_VIEW];
+  if (typeof view !== 'object' || view === null) {
+    return null;
+  }
+  const id = (view as Record<string, unknown>).model_id;
+  return typeof id === 'string' && id !== '' ? id : null;
+}
+
+/** `promise`'s value, or `fallback` when it takes longer than `ms` or fails. */
+export function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  fallback: T
+): Promise<T> {
+  return new Promise<T>(resolve => {
+    const timer = setTimeout(() => resolve(fallback), ms);
+    promise.then(
+      value => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(fallback);
+      }
+    );
+  });
+}
+
+/** Which widget models the kernels have: one question per kernel (and per restart). */
+export class WidgetModels {
+  constructor(private readonly timeoutMs: number = COMM_INFO_MS) {}
+
+  /** True when `kernel` has model `id`, false when it has not, null when it did not say in time. */
+  async has(kernel: IWidgetKernel, id: string): Promise<boolean | null> {
+    if (kernel.hasComm(id)) {
+      return true;
+    }
+    const ids = await this.commIds(kernel);
+    if (ids === null) {
+      return null;
+    }
+    return ids.has(id) || kernel.hasComm(id);
+  }
+
+  private commIds(kernel: IWidgetKernel): Promise<Set<string> | null> {
+    let asked = this.asked.get(kernel);
+    if (!asked) {
+      asked = within(
+        kernel
+          .requestCommInfo({ target_name: WIDGET_TARGET })
+          .then(reply =>
+            reply.content.status === 'ok'
+              ? new Set(Object.keys(reply.content.comms))
+              : null
+          ),
+        this.timeoutMs,
+        null
+      );
+      this.asked.set(kernel, asked);
+      // No answer: ask again next time. A restart ends every model: ask the new kernel.
+      void asked.then(ids => {
+        if (ids === null && this.asked.get(kernel) === asked) {
+          this.asked.delete(kernel);
+        }
+      });
+      if (!this.followed.has(kernel)) {
+        this.followed.add(kernel);
+        kernel.statusChanged.connect((_, status) => {
+          if (['restarting', 'autorestarting', 'dead'].includes(status)) {
+            this.asked.delete(kernel);
+          }
+        });
+      }
+    }
+    return asked;
+  }
+
+  private readonly asked = new WeakMap<
+    IWidgetKernel,
+    Promise<Set<string> | null>
+  >();
+  private readonly followed = new WeakSet<IWidgetKernel>();
+}
+
+/** What the guard reads of a notebook: its rendermime and its kernel. */
+export interface INotebookSite {
+  readonly rendermime: IRenderMimeRegistry;
+  /** Resolves when the notebook's kernel is known (or that it has none). */
+  readonly ready: Promise<void>;
+  /** The notebook's kernel connection once `ready`; null without a kernel. */
+  kernel(): IWidgetKernel | null;
+}
+
+/** The site of a notebook panel. */
+export function notebookSite(panel: NotebookPanel): INotebookSite {
+  return {
+    rendermime: panel.content.rendermime,
+    ready: panel.sessionContext.ready,
+    kernel: () => panel.sessionContext.session?.kernel ?? null
+  };
+}
+
+const GUARDED = new WeakSet<IRenderMime.IRendererFactory>();
+
+/**
+ * Draw the saved summary of our widget views whose model the notebook's kernel lacks, in place of
+ * ipywidgets' renderer (which would log an error); from now on and after ipywidgets replaces its
+ * factory once the kernel is known.
+ */
+export function guardWidgetViews(
+  site: INotebookSite,
+  models: WidgetModels,
+  readyMs: number = READY_MS
+): void {
+  const wrap = (): void => guard(site, models, readyMs);
+  wrap();
+  // ipywidgets puts its factory (with the kernel's widget manager) in place when the kernel is
+  // known: wrap that one too, once its own continuation of `ready` has run.
+  void site.ready.then(
+    () => setTimeout(wrap, 0),
+    () => undefined
+  );
+}
+
+function guard(
+  site: INotebookSite,
+  models: WidgetModels,
+  readyMs: number
+): void {
+  const { rendermime } = site;
+  const factory = rendermime.getFactory(WIDGET_VIEW);
+  if (!factory || GUARDED.has(factory)) {
+    return;
+  }
+  const guarded: IRenderMime.IRendererFactory = {
+    safe: factory.safe,
+    mimeTypes: factory.mimeTypes,
+    defaultRank: factory.defaultRank,
+    createRenderer: options =>
+      guardRenderer(factory.createRenderer(options), site, models, readyMs)
+  };
+  GUARDED.add(guarded);
+  rendermime.addFactory(guarded, rendermime.getRank(WIDGET_VIEW));
+}
+
+/** `renderer` (ipywidgets'), drawing our missing views' summaries itself. */
+function guardRenderer(
+  renderer: IRenderMime.IRenderer,
+  site: INotebookSite,
+  models: WidgetModels,
+  readyMs: number
+): IRenderMime.IRenderer {
+  const render = renderer.renderModel.bind(renderer);
+  let drawn: IRenderMime.IRenderer | null = null;
+  renderer.renderModel = async (model: IRenderMime.IMimeModel) => {
+    drawn?.dispose();
+    drawn = null;
+    guard(site, models, readyMs); // ipywidgets may have put its factory back meanwhile
+    const summary = summaryOf(model.data);
+    const id = modelIdOf(model.data);
+    if (summary !== null && id !== null) {
+      renderer.node.textContent = LOADING; // as ipywidgets says while it waits
+      if (await missing(site, models, id, readyMs)) {
+        drawn = await drawSummary(
+          site.rendermime,
+          renderer,
+          summary,
+          model.trusted
+        );
+        return;
+      }
+    }
+    return render(model);
+  };
+  return renderer;
+}
+
+/** True when the notebook's kernel (or the lack of one) cannot have model `id`. */
+async function missing(
+  site: INotebookSite,
+  models: WidgetModels,
+  id: string,
+  readyMs: number
+): Promise<boolean> {
+  const known = await within(
+    site.ready.then(() => true),
+    readyMs,
+    false
+  );
+  if (!known) {
+    return false; // undecided: ipywidgets' turn, as before
+  }
+  const kernel = site.kernel();
+  if (kernel === null) {
+    return true;
+  }
+  return (await models.has(kernel, id)) === false;
+}
+
+async function drawSummary(
+  rendermime: IRenderMimeRegistry,
+  renderer: IRenderMime.IRenderer,
+  html: string,
+  trusted: boolean
+): Promise<IRenderMime.IRenderer> {
+  const summary = rendermime.createRenderer('text/html');
+  await summary.renderModel({
+    trusted,
+    data: { 'text/html': html },
+    metadata: {},
+    setData: () => undefined
+  });
+  renderer.node.textContent = '';
+  renderer.node.title = TITLE;
+  const panel = renderer as unknown as { addWidget?: (w: unknown) => void };
+  if (typeof panel.addWidget === 'function') {
+    panel.addWidget(summary); // ipywidgets' renderer is a panel: the summary is its child
+  } else {
+    renderer.node.append(summary.node);
+  }
+  return summary;
+}
