@@ -182,6 +182,15 @@ def _kernel_idle(page: Any) -> None:
 
 
 def _run_phase(page: Any, lab: Lab, url: str, tasks: int, seconds: float, shots: Path | None) -> Phase:
+    open_fleet(page, lab, url, tasks)
+    if shots is not None:
+        _shots(page, shots, tasks)
+    return _measure_open(page, lab, tasks, seconds)
+
+
+def open_fleet(page: Any, lab: Lab, url: str, tasks: int) -> None:
+    """Open a notebook of its own, start ``tasks`` tasks, show the board and the side panel; return once
+    every task changed once."""
     name = f"fleet-{tasks}.ipynb"
     cells = [
         c.format(
@@ -203,7 +212,9 @@ def _run_phase(page: Any, lab: Lab, url: str, tasks: int, seconds: float, shots:
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.locator(".jp-OutputArea-output", has_text=f"started {tasks}").wait_for(timeout=WAIT_MS)
     board = page.locator(".jp-Notebook .mtj-board").first
-    board.locator(".mtj-board-caption", has_text=f" {tasks} tasks of this kernel").wait_for(timeout=WAIT_MS)
+    board.locator(".mtj-board-caption", has_text=re.compile(f" {tasks} tasks? of this kernel")).wait_for(
+        timeout=WAIT_MS
+    )
     board.scroll_into_view_if_needed()
     page.wait_for_function(
         f"() => document.querySelectorAll('.mtj-sidebar .mtj-task-row').length >= {min(tasks, 5)}",
@@ -213,9 +224,9 @@ def _run_phase(page: Any, lab: Lab, url: str, tasks: int, seconds: float, shots:
     first = board.locator("tbody tr", has_text=re.compile(r"label=t0(?!\d)"))
     first.locator(".mtj-s-completed").wait_for(timeout=WAIT_MS)
     page.wait_for_timeout(STEP_S * 1000)
-    if shots is not None:
-        _shots(page, shots, tasks)
 
+
+def _measure_open(page: Any, lab: Lab, tasks: int, seconds: float) -> Phase:
     page.evaluate(PROBE)
     frames0, bytes0, began = SOCKETS.frames, SOCKETS.bytes, time.monotonic()
     page.wait_for_timeout(seconds * 1000)

@@ -253,11 +253,14 @@ describe('board widget', () => {
       row(2)
     ]);
     await settle();
+    expect(one(first!, '.mtj-badge').textContent).toBe('working'); // drawn at the next frame
+    vi.advanceTimersToNextFrame();
     expect(el.querySelector('tbody tr')).toBe(first);
     expect(one(first!, '.mtj-badge').textContent).toBe('completed');
     expect(one(first!, '.mtj-cancel').hidden).toBe(true);
     model.set('rows', [row(2)]);
     await settle();
+    vi.advanceTimersToNextFrame();
     expect(el.querySelectorAll('tbody tr')).toHaveLength(1);
     expect(first!.isConnected).toBe(false);
   });

@@ -6,7 +6,8 @@
  * Elapsed times of live rows tick here once a second; history rows (live
  * false: earlier kernels, other notebooks, the server's list) never tick and
  * show only when the person turns "history" on. Rows can be ticked and
- * cancelled together, or every running task at once.
+ * cancelled together, or every running task at once. The kernel's updates are
+ * drawn at most once per animation frame (none while the page is hidden).
  */
 
 import { formatDuration } from '../format';
@@ -666,7 +667,42 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     }
   }
 
-  return follow(model, TRAITS, update, tick, clock);
+  // The first drawing now; the kernel's updates at the next animation frame.
+  const frame = new FrameRequest(update);
+  const stop = follow(model, TRAITS, frame.request, tick, clock);
+  frame.flush();
+  return () => {
+    frame.cancel();
+    stop();
+  };
+}
+
+/** `fn` at the next animation frame, once however often it is requested (or at once: `flush`). */
+class FrameRequest {
+  constructor(private readonly _fn: () => void) {}
+
+  readonly request = (): void => {
+    if (this._id === null) {
+      this._id = requestAnimationFrame(() => {
+        this._id = null;
+        this._fn();
+      });
+    }
+  };
+
+  flush(): void {
+    this.cancel();
+    this._fn();
+  }
+
+  cancel(): void {
+    if (this._id !== null) {
+      cancelAnimationFrame(this._id);
+      this._id = null;
+    }
+  }
+
+  private _id: number | null = null;
 }
 
 export default { render } satisfies IWidgetModule<IBoardState>;
