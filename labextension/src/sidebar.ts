@@ -94,6 +94,9 @@ export class TasksSidebar extends Widget {
     }
     this._filterNode.addEventListener('change', () => this._onFilterChanged());
     this._contextNode = append(this.node, 'div', 'mtj-context');
+    this._nameNode = append(this._contextNode, 'span', 'mtj-context-name');
+    this._countNode = append(this._contextNode, 'span', 'mtj-count');
+    this._countNode.setAttribute('aria-live', 'off');
     this._emptyNode = append(this.node, 'div', 'mtj-empty');
     this._listNode = append(this.node, 'div', 'mtj-task-list');
     this._listNode.setAttribute('role', 'list');
@@ -249,7 +252,8 @@ export class TasksSidebar extends Widget {
   }
 
   private _renderContext(): void {
-    this._contextNode.textContent = this._panel ? this._panel.title.label : '';
+    this._nameNode.textContent = this._panel ? this._panel.title.label : '';
+    this._contextNode.hidden = !this._panel;
   }
 
   /** Forget every row and draw the store's tasks afresh. */
@@ -271,7 +275,28 @@ export class TasksSidebar extends Widget {
         b.started - a.started || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
     );
     const test = this._filter.test;
-    this._list.setKeys(tasks.filter(task => test(task)).map(task => task.key));
+    const shown = tasks.filter(task => test(task));
+    this._list.setKeys(shown.map(task => task.key));
+    this._renderCount(tasks, shown.length);
+  }
+
+  /** `1,000 tasks · 990 running`, or `10 of 1,000 tasks` under a filter; nothing without tasks. */
+  private _renderCount(tasks: readonly ITask[], shown: number): void {
+    let text = '';
+    if (tasks.length) {
+      const total = `${tasks.length.toLocaleString('en-US')} task${tasks.length === 1 ? '' : 's'}`;
+      if (this._filter !== FILTERS[0]) {
+        text = `${shown.toLocaleString('en-US')} of ${total}`;
+      } else {
+        const running = tasks.filter(isRunning).length;
+        text = running
+          ? `${total} · ${running.toLocaleString('en-US')} running`
+          : total;
+      }
+    }
+    if (this._countNode.textContent !== text) {
+      this._countNode.textContent = text;
+    }
   }
 
   private _createRow(key: string): TaskRow | null {
@@ -451,6 +476,8 @@ export class TasksSidebar extends Widget {
   private _timer: number | null = null;
   private _filterNode: HTMLSelectElement;
   private _contextNode: HTMLDivElement;
+  private _nameNode: HTMLSpanElement;
+  private _countNode: HTMLSpanElement;
   private _emptyNode: HTMLDivElement;
   private _listNode: HTMLDivElement;
 }

@@ -166,7 +166,9 @@ describe('board widget', () => {
       'needs input',
       'waiting for input: depth?'
     ]);
-    expect(one(trs[0], '.mtj-board-task').title).toBe('tool1\ntask task-1');
+    expect(one(trs[0], '.mtj-board-task').title).toBe(
+      'tool1\non demo\ntask task-1'
+    );
     expect(one(trs[0], '.mtj-badge').className).toBe(
       'mtj-badge mtj-s-input_required'
     );

@@ -488,10 +488,13 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       old.tool !== tool ||
       old.args !== args ||
       old.task_id !== taskId ||
-      old.origin !== origin
+      old.origin !== origin ||
+      old.server !== server
     ) {
+      // The server too: a narrow board hides its column.
       c.tool.title = [
         args ? `${tool} ${args}` : tool,
+        server ? `on ${server}` : '',
         taskId ? `task ${taskId}` : '',
         origin ? `from: ${origin}` : ''
       ]
