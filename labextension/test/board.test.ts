@@ -275,6 +275,30 @@ describe('board widget', () => {
     expect(cancel.disabled).toBe(true);
   });
 
+  it('reuses the elements of the rows that leave the page, Cancel following the task shown', () => {
+    const rows = Array.from({ length: 120 }, (_, i) => row(i + 1));
+    const { el, model } = mount(board, state(rows));
+    const [prev, next] =
+      el.querySelectorAll<HTMLButtonElement>('.mtj-board-page');
+    const before = new Set(el.querySelectorAll('tbody tr'));
+    next.click();
+    const after = [...el.querySelectorAll('tbody tr')];
+    expect(after).toHaveLength(PAGE);
+    expect(after.every(tr => before.has(tr))).toBe(true);
+    expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool51');
+    one<HTMLButtonElement>(after[0], '.mtj-cancel').click();
+    expect(model.sent).toEqual([{ type: 'cancel', key: 51 }]);
+    prev.click();
+    expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool1');
+    expect(one<HTMLButtonElement>(el, 'tbody .mtj-cancel').disabled).toBe(
+      false
+    );
+    next.click();
+    expect(one<HTMLButtonElement>(el, 'tbody .mtj-cancel').disabled).toBe(true);
+    one<HTMLButtonElement>(el, 'tbody tr:nth-child(2) .mtj-cancel').click();
+    expect(model.sent[1]).toEqual({ type: 'cancel', key: 52 });
+  });
+
   it('ticks live rows once a second, static and finished ones never', () => {
     const rows = [
       row(1),

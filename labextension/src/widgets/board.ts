@@ -218,8 +218,9 @@ interface ICells {
   cancel: HTMLButtonElement;
 }
 
-/** A row on the page: its cells and the data they show. */
+/** A row on the page: its cells and the data they show (reused for another key when the page changes). */
 interface IEntry {
+  key: number;
   tr: HTMLTableRowElement;
   cells: ICells;
   row: BoardRow | null;
@@ -238,6 +239,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   };
   /** The keys of the ticked rows (running tasks only). */
   const picked = new Set<number>();
+  /** The keys of the tasks whose cancellation was asked for here (their Cancel stays off). */
+  const cancelAsked = new Set<number>();
 
   const root = h('div', 'mtj-board');
   const controls = h('div', 'mtj-board-controls');
@@ -363,6 +366,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     if (keys.length) {
       model.send({ type: 'cancel', keys });
       for (const key of keys) {
+        cancelAsked.add(key);
         byKey.get(key)?.cells.cancel.setAttribute('disabled', '');
       }
       picked.clear();
@@ -373,6 +377,11 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     model.send({ type: 'cancel_running' });
     cancelRunning.disabled = true;
     picked.clear();
+    for (const row of model.get('rows') || []) {
+      if (cancellable(row)) {
+        cancelAsked.add(row.key);
+      }
+    }
     for (const entry of byKey.values()) {
       entry.cells.cancel.disabled = true;
     }
@@ -383,7 +392,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   /** What each select offers, as "a\u0000b". */
   const optionSets = new Map<HTMLSelectElement, string>();
 
-  function makeRow(key: number): IEntry {
+  function makeRow(): IEntry {
     const tr = h('tr');
     const pickCell = h('td', 'mtj-board-pick');
     const pick = h('input');
@@ -391,9 +400,9 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     pick.setAttribute('aria-label', 'select this task');
     pick.addEventListener('change', () => {
       if (pick.checked) {
-        picked.add(key);
+        picked.add(entry.key);
       } else {
-        picked.delete(key);
+        picked.delete(entry.key);
       }
       update();
     });
@@ -420,7 +429,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     );
     cancel.addEventListener('click', () => {
       cancel.disabled = true;
-      model.send({ type: 'cancel', key });
+      cancelAsked.add(entry.key);
+      model.send({ type: 'cancel', key: entry.key });
     });
     action.append(cancel);
     const cells: ICells = {
@@ -454,7 +464,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       cells.elapsed,
       cells.action
     );
-    return { tr, cells, row: null };
+    const entry: IEntry = { key: -1, tr, cells, row: null };
+    return entry;
   }
 
   function fillRow(entry: IEntry, row: BoardRow): void {
@@ -534,9 +545,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
             : `${value}`;
     }
     c.cancel.hidden = !live || finished !== null;
-    if (!live || finished !== null) {
-      c.cancel.disabled = true;
-    }
+    c.cancel.disabled = !live || finished !== null || cancelAsked.has(row.key);
     c.tr.classList.toggle('mtj-board-static', !live);
     c.pick.hidden = !cancellable(row);
     entry.row = row;
@@ -582,19 +591,30 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     const first = view.page * PAGE;
     const page = shown.slice(first, first + PAGE);
 
-    for (const key of [...picked]) {
-      const row = rows.find(r => r.key === key);
-      if (!row || !cancellable(row)) {
-        picked.delete(key);
+    const byRowKey = new Map(rows.map(r => [r.key, r]));
+    for (const keys of [picked, cancelAsked]) {
+      for (const key of keys) {
+        const row = byRowKey.get(key);
+        if (!row || !cancellable(row)) {
+          keys.delete(key);
+        }
       }
     }
-    const seen = new Set<number>();
+    // The rows that leave the page lend their elements to the rows that come in.
+    const onPage = new Set(page.map(row => row.key));
+    const free: IEntry[] = [];
+    for (const [key, entry] of byKey) {
+      if (!onPage.has(key)) {
+        byKey.delete(key);
+        free.push(entry);
+      }
+    }
     page.forEach((row, i) => {
       const key = row.key;
-      seen.add(key);
       let entry = byKey.get(key);
       if (!entry) {
-        entry = makeRow(key);
+        entry = free.pop() ?? makeRow();
+        entry.key = key;
         byKey.set(key, entry);
       }
       if (entry.row !== row) {
@@ -605,11 +625,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
         tbody.insertBefore(entry.tr, tbody.children[i] || null);
       }
     });
-    for (const [key, entry] of byKey) {
-      if (!seen.has(key)) {
-        entry.tr.remove();
-        byKey.delete(key);
-      }
+    for (const entry of free) {
+      entry.tr.remove();
     }
 
     for (const [th, title, sortKey] of headers) {
