@@ -8,9 +8,11 @@ import board, {
   type IBoardState,
   type IBoardView,
   matches,
+  OVERSCAN,
   PAGE
 } from '../src/widgets/board';
 import { mount, one, settle, texts } from './fake-model';
+import { layout } from './layout';
 
 const NOW = 1_700_000_000;
 
@@ -297,6 +299,45 @@ describe('board widget', () => {
     expect(one<HTMLButtonElement>(el, 'tbody .mtj-cancel').disabled).toBe(true);
     one<HTMLButtonElement>(el, 'tbody tr:nth-child(2) .mtj-cancel').click();
     expect(model.sent[1]).toEqual({ type: 'cancel', key: 52 });
+  });
+
+  it('draws only the rows of the page in its scroll box, and the others as it scrolls', () => {
+    const ROW = 30;
+    layout.rows('tbody, thead', node =>
+      node.matches('tbody') ? node.children.length * ROW : 25
+    );
+    try {
+      const rows = Array.from({ length: 120 }, (_, i) => row(i + 1));
+      const { el } = mount(board, state(rows));
+      const wrap = one(el, '.mtj-board-wrap');
+      const table = one(el, '.mtj-board-table');
+      expect(el.querySelectorAll('tbody tr')).toHaveLength(PAGE); // not laid out yet: all of it
+      layout.view(wrap, 10 * ROW);
+      wrap.dispatchEvent(new Event('scroll'));
+      vi.advanceTimersToNextFrame(); // measures a row
+      vi.advanceTimersToNextFrame(); // draws what is in view
+      const inView = 10 + 2 * OVERSCAN;
+      expect(el.querySelectorAll('tbody tr')).toHaveLength(inView);
+      expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool1');
+      expect(table.style.marginBottom).toBe(`${(PAGE - inView) * ROW}px`);
+      expect(one(el, '.mtj-board-range').textContent).toBe(
+        ' rows 1–50 of 120 '
+      );
+
+      wrap.scrollTop = 40 * ROW + 25; // row 41 at the top of the box
+      wrap.dispatchEvent(new Event('scroll'));
+      vi.advanceTimersToNextFrame();
+      const tools = texts(el, 'tbody .mtj-tool');
+      expect(tools.at(-1)).toBe('tool50');
+      expect(tools).toContain('tool41');
+      expect(tools).not.toContain('tool1');
+      expect(tools.length).toBeLessThan(PAGE);
+      const above = 50 - tools.length;
+      expect(table.style.marginTop).toBe(`${above * ROW}px`);
+      expect(table.style.marginBottom).toBe('');
+    } finally {
+      layout.reset();
+    }
   });
 
   it('ticks live rows once a second, static and finished ones never', () => {

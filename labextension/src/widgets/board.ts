@@ -64,6 +64,9 @@ export interface IBoardState {
 /** Rows on one page. */
 export const PAGE = 50;
 
+/** Rows drawn beyond each edge of the table's scroll box, so that a short scroll shows no gap. */
+export const OVERSCAN = 8;
+
 export type SortKey = 'tool' | 'server' | 'status' | 'started' | 'elapsed';
 
 /** `[title, sort key or null]` of each column (the first holds the row's tick box). */
@@ -387,8 +390,12 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     }
   });
 
-  /** The rows on the page, by key. */
+  /** The rows drawn (those of the page in the scroll box), by key. */
   const byKey = new Map<number, IEntry>();
+  /** The rows of the current page, in order. */
+  let pageRows: BoardRow[] = [];
+  /** A drawn row's height, px (0 until measured: then every row of the page is drawn). */
+  let rowHeight = 0;
   /** What each select offers, as "a\u0000b". */
   const optionSets = new Map<HTMLSelectElement, string>();
 
@@ -600,34 +607,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
         }
       }
     }
-    // The rows that leave the page lend their elements to the rows that come in.
-    const onPage = new Set(page.map(row => row.key));
-    const free: IEntry[] = [];
-    for (const [key, entry] of byKey) {
-      if (!onPage.has(key)) {
-        byKey.delete(key);
-        free.push(entry);
-      }
-    }
-    page.forEach((row, i) => {
-      const key = row.key;
-      let entry = byKey.get(key);
-      if (!entry) {
-        entry = free.pop() ?? makeRow();
-        entry.key = key;
-        byKey.set(key, entry);
-      }
-      if (entry.row !== row) {
-        fillRow(entry, row);
-      }
-      entry.cells.pick.checked = picked.has(key);
-      if (tbody.children[i] !== entry.tr) {
-        tbody.insertBefore(entry.tr, tbody.children[i] || null);
-      }
-    });
-    for (const entry of free) {
-      entry.tr.remove();
-    }
+    pageRows = page;
+    drawRows(true);
 
     for (const [th, title, sortKey] of headers) {
       if (!sortKey) {
@@ -678,6 +659,71 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     error.hidden = !model.get('error');
   }
 
+  /**
+   * The rows of the page in the table's scroll box (and OVERSCAN beyond each edge), at their place;
+   * `measure`: read their height again (not while scrolling, where it could feed back into the scroll).
+   */
+  function drawRows(measure = false): void {
+    const page = pageRows;
+    const [from, to] = inView(page.length);
+    const drawn = page.slice(from, to);
+    // The rows that leave the view lend their elements to the rows that come in.
+    const wanted = new Set(drawn.map(row => row.key));
+    const free: IEntry[] = [];
+    for (const [key, entry] of byKey) {
+      if (!wanted.has(key)) {
+        byKey.delete(key);
+        free.push(entry);
+      }
+    }
+    drawn.forEach((row, i) => {
+      const key = row.key;
+      let entry = byKey.get(key);
+      if (!entry) {
+        entry = free.pop() ?? makeRow();
+        entry.key = key;
+        byKey.set(key, entry);
+      }
+      if (entry.row !== row) {
+        fillRow(entry, row);
+      }
+      entry.cells.pick.checked = picked.has(key);
+      if (tbody.children[i] !== entry.tr) {
+        tbody.insertBefore(entry.tr, tbody.children[i] || null);
+      }
+    });
+    for (const entry of free) {
+      entry.tr.remove();
+    }
+    // The rows not drawn, as margins above and below the table: the scrollbar reads as the whole page.
+    setPx(table, 'marginTop', from * rowHeight);
+    setPx(table, 'marginBottom', (page.length - to) * rowHeight);
+    if ((measure || rowHeight === 0) && drawn.length && wrap.clientHeight > 0) {
+      // Measured once the table is laid out (then drawn again, to the view); later measures only
+      // steer the next drawing, so that rows of unequal height never redraw each other in a loop.
+      const first = rowHeight === 0;
+      rowHeight = tbody.offsetHeight / drawn.length;
+      if (first && rowHeight > 0) {
+        scrolled.request();
+      }
+    }
+  }
+
+  /** `[from, to)`: the rows of a page of `count` in the scroll box; all of them until a row was measured. */
+  function inView(count: number): [number, number] {
+    const height = wrap.clientHeight;
+    if (rowHeight <= 0 || height <= 0) {
+      return [0, count];
+    }
+    const top = Math.max(0, wrap.scrollTop - thead.offsetHeight);
+    const rows = Math.ceil(height / rowHeight);
+    const from = Math.min(
+      Math.max(0, Math.floor(top / rowHeight) - OVERSCAN),
+      Math.max(0, count - rows - OVERSCAN)
+    );
+    return [from, Math.min(count, from + rows + 2 * OVERSCAN)];
+  }
+
   function tick(): void {
     for (const entry of byKey.values()) {
       const row = entry.row;
@@ -689,12 +735,26 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
 
   // The first drawing now; the kernel's updates at the next animation frame.
   const frame = new FrameRequest(update);
+  const scrolled = new FrameRequest(() => drawRows());
+  wrap.addEventListener('scroll', scrolled.request, { passive: true });
   const stop = follow(model, TRAITS, frame.request, tick, clock);
   frame.flush();
   return () => {
     frame.cancel();
+    scrolled.cancel();
     stop();
   };
+}
+
+function setPx(
+  node: HTMLElement,
+  side: 'marginTop' | 'marginBottom',
+  px: number
+): void {
+  const value = px > 0 ? `${Math.round(px)}px` : '';
+  if (node.style[side] !== value) {
+    node.style[side] = value;
+  }
 }
 
 /** `fn` at the next animation frame, once however often it is requested (or at once: `flush`). */
