@@ -328,7 +328,7 @@ describe('board widget', () => {
       wrap.dispatchEvent(new Event('scroll'));
       vi.advanceTimersToNextFrame();
       const tools = texts(el, 'tbody .mtj-tool');
-      expect(tools.at(-1)).toBe('tool50');
+      expect(tools[tools.length - 1]).toBe('tool50');
       expect(tools).toContain('tool41');
       expect(tools).not.toContain('tool1');
       expect(tools.length).toBeLessThan(PAGE);
