@@ -142,6 +142,7 @@ def test_a_thousand_tasks_in_the_side_panel_and_the_board(page: Page) -> None:
     board.locator(".mtj-board-wrap").evaluate("box => { box.scrollTop = box.scrollHeight; }")
     expect(board_rows.filter(has_text=labelled(49))).to_have_count(1)
     expect(board_rows.filter(has_text=labelled(0))).to_have_count(0)
+    shot(page, "42-fleet-board-scrolled")
     board.locator(".mtj-board-wrap").evaluate("box => { box.scrollTop = 0; }")
     expect(board_rows.filter(has_text=labelled(0))).to_have_count(1)
     for theme in ("Light", "Dark"):
