@@ -2,7 +2,10 @@
  * BoardWidget front end (`board_widget.py`): one table, text set with
  * `textContent` only. Search, the status and server filters, the history
  * toggle, sorting and paging all happen here, on the rows already sent (no
- * round trip to the kernel); only the rows of the current page are in the DOM.
+ * round trip to the kernel). Of the current page (PAGE rows), only the rows in
+ * the table's scroll box and OVERSCAN beyond each edge are in the DOM; the
+ * table's margins stand for the others, and elements of rows that leave the
+ * view are reused for the rows that come in.
  * Elapsed times of live rows tick here once a second; history rows (live
  * false: earlier kernels, other notebooks, the server's list) never tick and
  * show only when the person turns "history" on. Rows can be ticked and
