@@ -33,6 +33,7 @@ SCRIPTS = {
     "completion_latency.py": 300,
     "kernel_latency.py": 1200,
     "index_backends.py": 300,
+    "browser_fleet.py": 900,
 }
 
 

@@ -1,9 +1,12 @@
 /**
  * The "MCP tasks" side panel: the tasks of the current notebook's kernel.
  *
- * Rows are kept by task key and updated in place; only new rows or a changed
- * start time reorder the list. One timer, running only while the panel is
- * shown, refreshes the elapsed time of live tasks.
+ * A virtualized list (`virtuallist.ts`): only the rows in view are in the DOM,
+ * however many tasks the kernel has. The order (newest first) and the status
+ * filter are worked out over the store's tasks, never the DOM. The store's
+ * changes are gathered and drawn once per animation frame; a drawn row is
+ * updated in place. One timer, running only while the panel is shown,
+ * refreshes the elapsed time of the live tasks in view.
  */
 
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -16,8 +19,12 @@ import { FAILED_STATUSES, ITask, isRunning, isWaiting } from './protocol';
 import type { ITaskRegistry } from './registry';
 import { append, TaskRow } from './row';
 import type { IStoreChange, KernelTaskStore } from './store';
+import { VirtualList } from './virtuallist';
 
 export const SIDEBAR_ID = 'mcp-tasks-jupyter:sidebar';
+
+/** A row's height (px) until one is measured: a row with a message line and no bar. */
+export const ROW_ESTIMATE = 56;
 
 export const EMPTY_TEXT = {
   noNotebook: 'Open a notebook to see its MCP tasks',
@@ -87,11 +94,25 @@ export class TasksSidebar extends Widget {
     }
     this._filterNode.addEventListener('change', () => this._onFilterChanged());
     this._contextNode = append(this.node, 'div', 'mtj-context');
+    this._nameNode = append(this._contextNode, 'span', 'mtj-context-name');
+    this._countNode = append(this._contextNode, 'span', 'mtj-count');
+    this._countNode.setAttribute('aria-live', 'off');
     this._emptyNode = append(this.node, 'div', 'mtj-empty');
     this._listNode = append(this.node, 'div', 'mtj-task-list');
     this._listNode.setAttribute('role', 'list');
+    this._listNode.setAttribute('aria-label', 'MCP tasks');
+    // Focusable, so that the arrow keys still work when the focused row scrolls out of the DOM.
+    this._listNode.tabIndex = -1;
     this._listNode.addEventListener('click', event => this._onClick(event));
     this._listNode.addEventListener('keydown', event => this._onKeyDown(event));
+    this._list = new VirtualList<TaskRow>({
+      scroller: this._listNode,
+      estimate: ROW_ESTIMATE,
+      renderer: {
+        create: key => this._createRow(key),
+        update: (row, key) => this._updateRow(row, key)
+      }
+    });
 
     this._tracker.currentChanged.connect(this._onCurrentChanged, this);
     this._registry.storesChanged.connect(this._bindStore, this);
@@ -103,15 +124,28 @@ export class TasksSidebar extends Widget {
       return;
     }
     this._stopTimer();
+    this._cancelFlush();
+    this._list.dispose();
     this._setPanel(null);
     this._tracker.currentChanged.disconnect(this._onCurrentChanged, this);
     this._registry.storesChanged.disconnect(this._bindStore, this);
     super.dispose();
   }
 
+  /** Rows in view: what the virtualized list draws. */
+  get list(): VirtualList<TaskRow> {
+    return this._list;
+  }
+
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
+    this._list.render(); // hidden, it could not measure the view
     this._startTimer();
+  }
+
+  protected onResize(msg: Widget.ResizeMessage): void {
+    super.onResize(msg);
+    this._list.schedule();
   }
 
   protected onAfterAttach(msg: Message): void {
@@ -174,6 +208,7 @@ export class TasksSidebar extends Widget {
       this._store?.changed.disconnect(this._onStoreChanged, this);
       this._store = store;
       store?.changed.connect(this._onStoreChanged, this);
+      this._listNode.scrollTop = 0;
       this._renderAll();
     } else {
       this._renderEmpty();
@@ -181,91 +216,105 @@ export class TasksSidebar extends Widget {
     this._renderContext();
   }
 
+  /** Gather the store's changes; draw them at the next animation frame (once per frame). */
   private _onStoreChanged(_: KernelTaskStore, change: IStoreChange): void {
-    if (change.reset) {
+    if (change.reset || change.removed.length) {
+      // Rare (a restart, a snapshot): at once, so the list never holds a key the store dropped.
       this._renderAll();
-    } else {
-      this._renderChanges(change);
+      return;
     }
+    for (const key of change.changed) {
+      this._pending.add(key);
+    }
+    if (this._flushFrame === null) {
+      this._flushFrame = requestAnimationFrame(() => {
+        this._flushFrame = null;
+        this._flush();
+      });
+    }
+  }
+
+  private _cancelFlush(): void {
+    if (this._flushFrame !== null) {
+      cancelAnimationFrame(this._flushFrame);
+      this._flushFrame = null;
+    }
+  }
+
+  /** Draw what the store's changes since the last frame changed. */
+  private _flush(): void {
+    const changed = [...this._pending];
+    this._pending.clear();
+    this._list.invalidate(changed);
+    this._arrange();
+    this._list.render();
+    this._renderEmpty();
   }
 
   private _renderContext(): void {
-    this._contextNode.textContent = this._panel ? this._panel.title.label : '';
+    this._nameNode.textContent = this._panel ? this._panel.title.label : '';
+    this._contextNode.hidden = !this._panel;
   }
 
+  /** Forget every row and draw the store's tasks afresh. */
   private _renderAll(): void {
-    for (const row of this._rows.values()) {
-      row.node.remove();
-    }
-    this._rows.clear();
-    const store = this._store;
-    if (store) {
-      for (const task of store.tasks.values()) {
-        this._addRow(store, task);
-      }
-    }
-    this._reorder();
+    this._cancelFlush();
+    this._pending.clear();
+    this._list.invalidateAll();
+    this._arrange();
+    this._list.render();
     this._renderEmpty();
   }
 
-  private _renderChanges(change: IStoreChange): void {
+  /** Newest first, then by key; only the tasks the filter lets through. Over the model, not the DOM. */
+  private _arrange(): void {
     const store = this._store;
-    if (!store) {
-      return;
-    }
-    let reorder = false;
-    for (const key of change.removed) {
-      this._removeRow(key);
-    }
-    for (const key of change.changed) {
-      const task = store.tasks.get(key);
-      const row = this._rows.get(key);
-      if (!task) {
-        this._removeRow(key);
-      } else if (!row) {
-        this._addRow(store, task);
-        reorder = true;
+    const tasks = store ? [...store.tasks.values()] : [];
+    tasks.sort(
+      (a, b) =>
+        b.started - a.started || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+    );
+    const test = this._filter.test;
+    const shown = tasks.filter(task => test(task));
+    this._list.setKeys(shown.map(task => task.key));
+    this._renderCount(tasks, shown.length);
+  }
+
+  /** `1,000 tasks · 990 running`, or `10 of 1,000 tasks` under a filter; nothing without tasks. */
+  private _renderCount(tasks: readonly ITask[], shown: number): void {
+    let text = '';
+    if (tasks.length) {
+      const total = `${tasks.length.toLocaleString('en-US')} task${tasks.length === 1 ? '' : 's'}`;
+      if (this._filter !== FILTERS[0]) {
+        text = `${shown.toLocaleString('en-US')} of ${total}`;
       } else {
-        reorder = reorder || row.task.started !== task.started;
-        row.update(task, store);
-        this._applyFilter(row);
+        const running = tasks.filter(isRunning).length;
+        text = running
+          ? `${total} · ${running.toLocaleString('en-US')} running`
+          : total;
       }
     }
-    if (reorder) {
-      this._reorder();
+    if (this._countNode.textContent !== text) {
+      this._countNode.textContent = text;
     }
-    this._renderEmpty();
   }
 
-  private _addRow(store: KernelTaskStore, task: ITask): void {
+  private _createRow(key: string): TaskRow | null {
+    const store = this._store;
+    const task = store?.tasks.get(key);
+    if (!store || !task) {
+      return null;
+    }
     const row = new TaskRow(task);
     row.update(task, store);
-    this._applyFilter(row);
-    this._rows.set(task.key, row);
-    this._listNode.appendChild(row.node);
+    return row;
   }
 
-  private _removeRow(key: string): void {
-    const row = this._rows.get(key);
-    if (row) {
-      row.node.remove();
-      this._rows.delete(key);
-    }
-  }
-
-  /** Newest first; moves only the nodes that are out of place. */
-  private _reorder(): void {
-    const rows = [...this._rows.values()].sort(
-      (a, b) =>
-        b.task.started - a.task.started || (a.task.key < b.task.key ? -1 : 1)
-    );
-    let cursor = this._listNode.firstChild;
-    for (const row of rows) {
-      if (row.node === cursor) {
-        cursor = cursor.nextSibling;
-      } else {
-        this._listNode.insertBefore(row.node, cursor);
-      }
+  private _updateRow(row: TaskRow, key: string): void {
+    const store = this._store;
+    const task = store?.tasks.get(key);
+    if (store && task) {
+      row.update(task, store);
     }
   }
 
@@ -286,7 +335,7 @@ export class TasksSidebar extends Widget {
       text = EMPTY_TEXT.dead;
     } else if (store.tasks.size === 0) {
       text = EMPTY_TEXT.noTasks;
-    } else if (![...this._rows.values()].some(row => !row.node.hidden)) {
+    } else if (this._list.keys.length === 0) {
       text = EMPTY_TEXT.noMatch;
     }
     this._emptyNode.textContent = text;
@@ -295,17 +344,14 @@ export class TasksSidebar extends Widget {
       store?.state ?? (this._panel ? 'no-kernel' : 'no-notebook');
   }
 
+  /** A new filter answers at once: the rows it lets through, from the top. */
   private _onFilterChanged(): void {
     const value = this._filterNode.value;
     this._filter = FILTERS.find(f => f.value === value) ?? FILTERS[0];
-    for (const row of this._rows.values()) {
-      this._applyFilter(row);
-    }
+    this._listNode.scrollTop = 0;
+    this._arrange();
+    this._list.render();
     this._renderEmpty();
-  }
-
-  private _applyFilter(row: TaskRow): void {
-    row.node.hidden = !this._filter.test(row.task);
   }
 
   private _onClick(event: MouseEvent): void {
@@ -323,16 +369,72 @@ export class TasksSidebar extends Widget {
     this._reveal(key);
   }
 
+  /**
+   * Enter or Space on a row shows its cell; the arrow keys, Home, End, Page Up
+   * and Page Down move the focus between rows (drawing the next ones).
+   */
   private _onKeyDown(event: KeyboardEvent): void {
     const target = event.target as HTMLElement | null;
-    if (
-      (event.key === 'Enter' || event.key === ' ') &&
-      target?.classList.contains('mtj-task-row') &&
-      target.dataset.key !== undefined
-    ) {
+    const key = target?.classList.contains('mtj-task-row')
+      ? target.dataset.key
+      : undefined;
+    if ((event.key === 'Enter' || event.key === ' ') && key !== undefined) {
       event.preventDefault();
-      this._reveal(target.dataset.key);
+      this._reveal(key);
+      return;
     }
+    const keys = this._list.keys;
+    if (keys.length === 0) {
+      return;
+    }
+    const at = key === undefined ? -1 : this._list.indexOf(key);
+    const page = Math.max(
+      1,
+      Math.floor(this._listNode.clientHeight / ROW_ESTIMATE) - 1
+    );
+    let next: number;
+    switch (event.key) {
+      case 'ArrowDown':
+        next = at < 0 ? this._firstInView() : at + 1;
+        break;
+      case 'ArrowUp':
+        next = at < 0 ? this._firstInView() : at - 1;
+        break;
+      case 'PageDown':
+        next = (at < 0 ? this._firstInView() : at) + page;
+        break;
+      case 'PageUp':
+        next = (at < 0 ? this._firstInView() : at) - page;
+        break;
+      case 'Home':
+        next = 0;
+        break;
+      case 'End':
+        next = keys.length - 1;
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    next = Math.min(keys.length - 1, Math.max(0, next));
+    this._list.scrollToKey(keys[next])?.node.focus({ preventScroll: true });
+  }
+
+  /** The index of the first row drawn inside the view (0 if none). */
+  private _firstInView(): number {
+    const top = this._listNode.scrollTop;
+    let first = -1;
+    for (const key of this._list.drawn.keys()) {
+      const index = this._list.indexOf(key);
+      if (
+        index >= 0 &&
+        this._list.offsetOf(key) >= top &&
+        (first < 0 || index < first)
+      ) {
+        first = index;
+      }
+    }
+    return Math.max(0, first);
   }
 
   private _reveal(key: string): void {
@@ -357,7 +459,7 @@ export class TasksSidebar extends Widget {
   }
 
   private _tick(): void {
-    for (const row of this._rows.values()) {
+    for (const row of this._list.drawn.values()) {
       row.tick();
     }
   }
@@ -367,11 +469,15 @@ export class TasksSidebar extends Widget {
   private _locator: CellLocator;
   private _panel: NotebookPanel | null = null;
   private _store: KernelTaskStore | null = null;
-  private _rows = new Map<string, TaskRow>();
+  private _list: VirtualList<TaskRow>;
+  private _pending = new Set<string>();
+  private _flushFrame: number | null = null;
   private _filter: IFilter = FILTERS[0];
   private _timer: number | null = null;
   private _filterNode: HTMLSelectElement;
   private _contextNode: HTMLDivElement;
+  private _nameNode: HTMLSpanElement;
+  private _countNode: HTMLSpanElement;
   private _emptyNode: HTMLDivElement;
   private _listNode: HTMLDivElement;
 }

@@ -8,9 +8,11 @@ import board, {
   type IBoardState,
   type IBoardView,
   matches,
+  OVERSCAN,
   PAGE
 } from '../src/widgets/board';
 import { mount, one, settle, texts } from './fake-model';
+import { layout } from './layout';
 
 const NOW = 1_700_000_000;
 
@@ -166,7 +168,9 @@ describe('board widget', () => {
       'needs input',
       'waiting for input: depth?'
     ]);
-    expect(one(trs[0], '.mtj-board-task').title).toBe('tool1\ntask task-1');
+    expect(one(trs[0], '.mtj-board-task').title).toBe(
+      'tool1\non demo\ntask task-1'
+    );
     expect(one(trs[0], '.mtj-badge').className).toBe(
       'mtj-badge mtj-s-input_required'
     );
@@ -253,11 +257,14 @@ describe('board widget', () => {
       row(2)
     ]);
     await settle();
+    expect(one(first!, '.mtj-badge').textContent).toBe('working'); // drawn at the next frame
+    vi.advanceTimersToNextFrame();
     expect(el.querySelector('tbody tr')).toBe(first);
     expect(one(first!, '.mtj-badge').textContent).toBe('completed');
     expect(one(first!, '.mtj-cancel').hidden).toBe(true);
     model.set('rows', [row(2)]);
     await settle();
+    vi.advanceTimersToNextFrame();
     expect(el.querySelectorAll('tbody tr')).toHaveLength(1);
     expect(first!.isConnected).toBe(false);
   });
@@ -268,6 +275,69 @@ describe('board widget', () => {
     cancel.click();
     expect(model.sent).toEqual([{ type: 'cancel', key: 7 }]);
     expect(cancel.disabled).toBe(true);
+  });
+
+  it('reuses the elements of the rows that leave the page, Cancel following the task shown', () => {
+    const rows = Array.from({ length: 120 }, (_, i) => row(i + 1));
+    const { el, model } = mount(board, state(rows));
+    const [prev, next] =
+      el.querySelectorAll<HTMLButtonElement>('.mtj-board-page');
+    const before = new Set(el.querySelectorAll('tbody tr'));
+    next.click();
+    const after = [...el.querySelectorAll('tbody tr')];
+    expect(after).toHaveLength(PAGE);
+    expect(after.every(tr => before.has(tr))).toBe(true);
+    expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool51');
+    one<HTMLButtonElement>(after[0], '.mtj-cancel').click();
+    expect(model.sent).toEqual([{ type: 'cancel', key: 51 }]);
+    prev.click();
+    expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool1');
+    expect(one<HTMLButtonElement>(el, 'tbody .mtj-cancel').disabled).toBe(
+      false
+    );
+    next.click();
+    expect(one<HTMLButtonElement>(el, 'tbody .mtj-cancel').disabled).toBe(true);
+    one<HTMLButtonElement>(el, 'tbody tr:nth-child(2) .mtj-cancel').click();
+    expect(model.sent[1]).toEqual({ type: 'cancel', key: 52 });
+  });
+
+  it('draws only the rows of the page in its scroll box, and the others as it scrolls', () => {
+    const ROW = 30;
+    layout.rows('tbody, thead', node =>
+      node.matches('tbody') ? node.children.length * ROW : 25
+    );
+    try {
+      const rows = Array.from({ length: 120 }, (_, i) => row(i + 1));
+      const { el } = mount(board, state(rows));
+      const wrap = one(el, '.mtj-board-wrap');
+      const table = one(el, '.mtj-board-table');
+      expect(el.querySelectorAll('tbody tr')).toHaveLength(PAGE); // not laid out yet: all of it
+      layout.view(wrap, 10 * ROW);
+      wrap.dispatchEvent(new Event('scroll'));
+      vi.advanceTimersToNextFrame(); // measures a row
+      vi.advanceTimersToNextFrame(); // draws what is in view
+      const inView = 10 + 2 * OVERSCAN;
+      expect(el.querySelectorAll('tbody tr')).toHaveLength(inView);
+      expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool1');
+      expect(table.style.marginBottom).toBe(`${(PAGE - inView) * ROW}px`);
+      expect(one(el, '.mtj-board-range').textContent).toBe(
+        ' rows 1–50 of 120 '
+      );
+
+      wrap.scrollTop = 40 * ROW + 25; // row 41 at the top of the box
+      wrap.dispatchEvent(new Event('scroll'));
+      vi.advanceTimersToNextFrame();
+      const tools = texts(el, 'tbody .mtj-tool');
+      expect(tools[tools.length - 1]).toBe('tool50');
+      expect(tools).toContain('tool41');
+      expect(tools).not.toContain('tool1');
+      expect(tools.length).toBeLessThan(PAGE);
+      const above = 50 - tools.length;
+      expect(table.style.marginTop).toBe(`${above * ROW}px`);
+      expect(table.style.marginBottom).toBe('');
+    } finally {
+      layout.reset();
+    }
   });
 
   it('ticks live rows once a second, static and finished ones never', () => {

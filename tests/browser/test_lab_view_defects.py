@@ -111,8 +111,11 @@ def test_views_agree(page: Page) -> None:
     assert not page.locator(".Toastify__toast", has_text=re.compile(r"^\d+ MCP tasks completed")).count()
     shot(page, "1-batch-notification")
 
-    # the side panel: each failing_job by its arguments
+    # the side panel: each failing_job by its arguments (found by the status filter: the list holds only
+    # the rows in view, and the 50 newer tasks fill it)
     page.evaluate("() => window.jupyterapp.shell.activateById('mcp-tasks-jupyter:sidebar')")
+    by_status = page.locator(".mtj-sidebar .mtj-status-filter")
+    by_status.select_option("failed")
     names = page.locator(".mtj-sidebar .mtj-task-tool", has_text="failing_job")
     expect(names).to_have_count(2)
     assert sorted(names.all_text_contents()) == [
@@ -127,10 +130,14 @@ def test_views_agree(page: Page) -> None:
     expect(page.locator(widget_badge).first).to_be_visible()
     assert colour(page, widget_badge, "backgroundColor") == grey
     assert colour(page, ".mtj-board .mtj-badge.mtj-s-cancelled", "backgroundColor") == grey
+    by_status.select_option("cancelled")
     row = ".mtj-sidebar .mtj-task-row[data-status='cancelled']"
+    expect(page.locator(row).first).to_be_visible()
     assert colour(page, f"{row} .mtj-task-status", "color") == grey
     assert colour(page, row, "borderLeftColor") == grey
+    by_status.select_option("all")
     done = ".mtj-sidebar .mtj-task-row[data-status='completed'] .mtj-task-status"
+    expect(page.locator(done).first).to_be_visible()
     assert colour(page, done, "color") == palette(page, "completed")
     shot(page, "2-sidebar-and-colours")
 

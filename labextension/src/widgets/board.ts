@@ -2,11 +2,15 @@
  * BoardWidget front end (`board_widget.py`): one table, text set with
  * `textContent` only. Search, the status and server filters, the history
  * toggle, sorting and paging all happen here, on the rows already sent (no
- * round trip to the kernel); only the rows of the current page are in the DOM.
+ * round trip to the kernel). Of the current page (PAGE rows), only the rows in
+ * the table's scroll box and OVERSCAN beyond each edge are in the DOM; the
+ * table's margins stand for the others, and elements of rows that leave the
+ * view are reused for the rows that come in.
  * Elapsed times of live rows tick here once a second; history rows (live
  * false: earlier kernels, other notebooks, the server's list) never tick and
  * show only when the person turns "history" on. Rows can be ticked and
- * cancelled together, or every running task at once.
+ * cancelled together, or every running task at once. The kernel's updates are
+ * drawn at most once per animation frame (none while the page is hidden).
  */
 
 import { formatDuration } from '../format';
@@ -62,6 +66,9 @@ export interface IBoardState {
 
 /** Rows on one page. */
 export const PAGE = 50;
+
+/** Rows drawn beyond each edge of the table's scroll box, so that a short scroll shows no gap. */
+export const OVERSCAN = 8;
 
 export type SortKey = 'tool' | 'server' | 'status' | 'started' | 'elapsed';
 
@@ -217,8 +224,9 @@ interface ICells {
   cancel: HTMLButtonElement;
 }
 
-/** A row on the page: its cells and the data they show. */
+/** A row on the page: its cells and the data they show (reused for another key when the page changes). */
 interface IEntry {
+  key: number;
   tr: HTMLTableRowElement;
   cells: ICells;
   row: BoardRow | null;
@@ -237,6 +245,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   };
   /** The keys of the ticked rows (running tasks only). */
   const picked = new Set<number>();
+  /** The keys of the tasks whose cancellation was asked for here (their Cancel stays off). */
+  const cancelAsked = new Set<number>();
 
   const root = h('div', 'mtj-board');
   const controls = h('div', 'mtj-board-controls');
@@ -362,6 +372,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     if (keys.length) {
       model.send({ type: 'cancel', keys });
       for (const key of keys) {
+        cancelAsked.add(key);
         byKey.get(key)?.cells.cancel.setAttribute('disabled', '');
       }
       picked.clear();
@@ -372,17 +383,26 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     model.send({ type: 'cancel_running' });
     cancelRunning.disabled = true;
     picked.clear();
+    for (const row of model.get('rows') || []) {
+      if (cancellable(row)) {
+        cancelAsked.add(row.key);
+      }
+    }
     for (const entry of byKey.values()) {
       entry.cells.cancel.disabled = true;
     }
   });
 
-  /** The rows on the page, by key. */
+  /** The rows drawn (those of the page in the scroll box), by key. */
   const byKey = new Map<number, IEntry>();
+  /** The rows of the current page, in order. */
+  let pageRows: BoardRow[] = [];
+  /** A drawn row's height, px (0 until measured: then every row of the page is drawn). */
+  let rowHeight = 0;
   /** What each select offers, as "a\u0000b". */
   const optionSets = new Map<HTMLSelectElement, string>();
 
-  function makeRow(key: number): IEntry {
+  function makeRow(): IEntry {
     const tr = h('tr');
     const pickCell = h('td', 'mtj-board-pick');
     const pick = h('input');
@@ -390,9 +410,9 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     pick.setAttribute('aria-label', 'select this task');
     pick.addEventListener('change', () => {
       if (pick.checked) {
-        picked.add(key);
+        picked.add(entry.key);
       } else {
-        picked.delete(key);
+        picked.delete(entry.key);
       }
       update();
     });
@@ -419,7 +439,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     );
     cancel.addEventListener('click', () => {
       cancel.disabled = true;
-      model.send({ type: 'cancel', key });
+      cancelAsked.add(entry.key);
+      model.send({ type: 'cancel', key: entry.key });
     });
     action.append(cancel);
     const cells: ICells = {
@@ -453,7 +474,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       cells.elapsed,
       cells.action
     );
-    return { tr, cells, row: null };
+    const entry: IEntry = { key: -1, tr, cells, row: null };
+    return entry;
   }
 
   function fillRow(entry: IEntry, row: BoardRow): void {
@@ -487,10 +509,13 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
       old.tool !== tool ||
       old.args !== args ||
       old.task_id !== taskId ||
-      old.origin !== origin
+      old.origin !== origin ||
+      old.server !== server
     ) {
+      // The server too: a narrow board hides its column.
       c.tool.title = [
         args ? `${tool} ${args}` : tool,
+        server ? `on ${server}` : '',
         taskId ? `task ${taskId}` : '',
         origin ? `from: ${origin}` : ''
       ]
@@ -530,9 +555,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
             : `${value}`;
     }
     c.cancel.hidden = !live || finished !== null;
-    if (!live || finished !== null) {
-      c.cancel.disabled = true;
-    }
+    c.cancel.disabled = !live || finished !== null || cancelAsked.has(row.key);
     c.tr.classList.toggle('mtj-board-static', !live);
     c.pick.hidden = !cancellable(row);
     entry.row = row;
@@ -578,35 +601,17 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     const first = view.page * PAGE;
     const page = shown.slice(first, first + PAGE);
 
-    for (const key of [...picked]) {
-      const row = rows.find(r => r.key === key);
-      if (!row || !cancellable(row)) {
-        picked.delete(key);
+    const byRowKey = new Map(rows.map(r => [r.key, r]));
+    for (const keys of [picked, cancelAsked]) {
+      for (const key of keys) {
+        const row = byRowKey.get(key);
+        if (!row || !cancellable(row)) {
+          keys.delete(key);
+        }
       }
     }
-    const seen = new Set<number>();
-    page.forEach((row, i) => {
-      const key = row.key;
-      seen.add(key);
-      let entry = byKey.get(key);
-      if (!entry) {
-        entry = makeRow(key);
-        byKey.set(key, entry);
-      }
-      if (entry.row !== row) {
-        fillRow(entry, row);
-      }
-      entry.cells.pick.checked = picked.has(key);
-      if (tbody.children[i] !== entry.tr) {
-        tbody.insertBefore(entry.tr, tbody.children[i] || null);
-      }
-    });
-    for (const [key, entry] of byKey) {
-      if (!seen.has(key)) {
-        entry.tr.remove();
-        byKey.delete(key);
-      }
-    }
+    pageRows = page;
+    drawRows(true);
 
     for (const [th, title, sortKey] of headers) {
       if (!sortKey) {
@@ -657,6 +662,71 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     error.hidden = !model.get('error');
   }
 
+  /**
+   * The rows of the page in the table's scroll box (and OVERSCAN beyond each edge), at their place;
+   * `measure`: read their height again (not while scrolling, where it could feed back into the scroll).
+   */
+  function drawRows(measure = false): void {
+    const page = pageRows;
+    const [from, to] = inView(page.length);
+    const drawn = page.slice(from, to);
+    // The rows that leave the view lend their elements to the rows that come in.
+    const wanted = new Set(drawn.map(row => row.key));
+    const free: IEntry[] = [];
+    for (const [key, entry] of byKey) {
+      if (!wanted.has(key)) {
+        byKey.delete(key);
+        free.push(entry);
+      }
+    }
+    drawn.forEach((row, i) => {
+      const key = row.key;
+      let entry = byKey.get(key);
+      if (!entry) {
+        entry = free.pop() ?? makeRow();
+        entry.key = key;
+        byKey.set(key, entry);
+      }
+      if (entry.row !== row) {
+        fillRow(entry, row);
+      }
+      entry.cells.pick.checked = picked.has(key);
+      if (tbody.children[i] !== entry.tr) {
+        tbody.insertBefore(entry.tr, tbody.children[i] || null);
+      }
+    });
+    for (const entry of free) {
+      entry.tr.remove();
+    }
+    // The rows not drawn, as margins above and below the table: the scrollbar reads as the whole page.
+    setPx(table, 'marginTop', from * rowHeight);
+    setPx(table, 'marginBottom', (page.length - to) * rowHeight);
+    if ((measure || rowHeight === 0) && drawn.length && wrap.clientHeight > 0) {
+      // Measured once the table is laid out (then drawn again, to the view); later measures only
+      // steer the next drawing, so that rows of unequal height never redraw each other in a loop.
+      const first = rowHeight === 0;
+      rowHeight = tbody.offsetHeight / drawn.length;
+      if (first && rowHeight > 0) {
+        scrolled.request();
+      }
+    }
+  }
+
+  /** `[from, to)`: the rows of a page of `count` in the scroll box; all of them until a row was measured. */
+  function inView(count: number): [number, number] {
+    const height = wrap.clientHeight;
+    if (rowHeight <= 0 || height <= 0) {
+      return [0, count];
+    }
+    const top = Math.max(0, wrap.scrollTop - thead.offsetHeight);
+    const rows = Math.ceil(height / rowHeight);
+    const from = Math.min(
+      Math.max(0, Math.floor(top / rowHeight) - OVERSCAN),
+      Math.max(0, count - rows - OVERSCAN)
+    );
+    return [from, Math.min(count, from + rows + 2 * OVERSCAN)];
+  }
+
   function tick(): void {
     for (const entry of byKey.values()) {
       const row = entry.row;
@@ -666,7 +736,56 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     }
   }
 
-  return follow(model, TRAITS, update, tick, clock);
+  // The first drawing now; the kernel's updates at the next animation frame.
+  const frame = new FrameRequest(update);
+  const scrolled = new FrameRequest(() => drawRows());
+  wrap.addEventListener('scroll', scrolled.request, { passive: true });
+  const stop = follow(model, TRAITS, frame.request, tick, clock);
+  frame.flush();
+  return () => {
+    frame.cancel();
+    scrolled.cancel();
+    stop();
+  };
+}
+
+function setPx(
+  node: HTMLElement,
+  side: 'marginTop' | 'marginBottom',
+  px: number
+): void {
+  const value = px > 0 ? `${Math.round(px)}px` : '';
+  if (node.style[side] !== value) {
+    node.style[side] = value;
+  }
+}
+
+/** `fn` at the next animation frame, once however often it is requested (or at once: `flush`). */
+class FrameRequest {
+  constructor(private readonly _fn: () => void) {}
+
+  readonly request = (): void => {
+    if (this._id === null) {
+      this._id = requestAnimationFrame(() => {
+        this._id = null;
+        this._fn();
+      });
+    }
+  };
+
+  flush(): void {
+    this.cancel();
+    this._fn();
+  }
+
+  cancel(): void {
+    if (this._id !== null) {
+      cancelAnimationFrame(this._id);
+      this._id = null;
+    }
+  }
+
+  private _id: number | null = null;
 }
 
 export default { render } satisfies IWidgetModule<IBoardState>;
