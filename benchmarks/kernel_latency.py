@@ -132,6 +132,10 @@ def _plain_fleet(url: str, tasks: int, seconds: float, steps: int, window: float
     return figures["cpu"], figures["polls"]
 
 
+def _per_poll_us(cpu: float, polls: float) -> float:
+    return cpu / polls * 1e6 if polls else float("nan")
+
+
 def _say(what: str) -> None:
     """Progress on stderr (the table goes to stdout): when to point a profiler at the kernel."""
     print(f"[{time.strftime('%H:%M:%S')}] {what}", file=sys.stderr, flush=True)
@@ -207,7 +211,9 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float, polls_only: b
     fleet_note = (
         f"the same {tasks} tasks in plain asyncio (Client.start_task, a task index, no kernel): "
         f"{fleet_cpu:.0%} of a core, {fleet_polls:.0f} polls/s; "
-        f"the kernel: {quiet_cpu:.0%}, {quiet_polls:.0f} polls/s"
+        f"the kernel: {quiet_cpu:.0%}, {quiet_polls:.0f} polls/s; CPU per poll: kernel "
+        f"{_per_poll_us(quiet_cpu, quiet_polls):.0f} µs, fleet {_per_poll_us(fleet_cpu, fleet_polls):.0f} µs "
+        "(a fairer reading when the two made different numbers of polls)"
     )
     polled = [
         Row(
