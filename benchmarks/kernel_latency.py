@@ -152,6 +152,7 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float, polls_only: b
     steps = 1000  # the most the demo takes: a step every PUSH_STEP_S
     with (
         demo_server(*dialect, "--no-status-notifications") as quiet_url,
+        demo_server(*dialect, "--no-status-notifications") as fleet_url,  # as fresh as the kernel's
         demo_server(*dialect) as url,
         running_kernel() as kernel,
     ):
@@ -173,7 +174,7 @@ def rows(tasks: int, widgets: int, cells: int, push_window: float, polls_only: b
         _stop(kernel)
         kernel.run(DISCONNECT)
         _say("the same fleet in plain asyncio")
-        fleet_cpu, fleet_polls = _plain_fleet(quiet_url, tasks, steps * PUSH_STEP_S, steps, push_window)
+        fleet_cpu, fleet_polls = _plain_fleet(fleet_url, tasks, steps * PUSH_STEP_S, steps, push_window)
 
         if not polls_only:
             # Pushes on: the same tasks, every change pushed on the GET stream.
