@@ -25,3 +25,26 @@ def test_a_label_never_shows_a_secret():
     assert arguments_label({"api_token": "abc123", "q": "x"}) == "api_token=<redacted> q=x"
     redact.register("s3cr3t-value")
     assert "s3cr3t-value" not in arguments_label({"q": "s3cr3t-value"})
+
+
+def test_a_handles_label_is_made_once_and_again_when_a_secret_is_registered():
+    import asyncio
+
+    from mcp_tasks_jupyter.tasks.handle import HandleControls, TaskHandle
+    from mcp_tasks_jupyter.views import view
+
+    async def no_op(_handle: TaskHandle) -> None:
+        return None
+
+    async def make() -> TaskHandle:
+        controls = HandleControls(no_op, lambda: False)
+        return TaskHandle(
+            "demo", "tool", {"q": "later-s3cret"}, runs_as_task=True, progress_token="t", controls=controls
+        )
+
+    handle = asyncio.run(make())
+    first = view.view_of(handle).label
+    assert first == "q=later-s3cret" and view._labels[handle][2] is first
+    assert view.view_of(handle).label is first  # made once, read again
+    redact.register("later-s3cret")  # a secret registered after the label was made
+    assert "later-s3cret" not in view.view_of(handle).label

@@ -18,6 +18,7 @@ TASK is :func:`task_entry`. Updates are coalesced to at most one message per
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 TARGET = "mcp_tasks_jupyter.tasks"
 #: At most one update message per this many seconds (all tasks of the kernel together).
 UPDATE_INTERVAL_S = 0.25
+#: An update's entries are made this many per pass of the event loop: with a thousand tasks changing,
+#: a cell the person runs meanwhile waits for one slice, not for the whole update (issue 24).
+ENTRIES_PER_SLICE = 50
 
 
 def task_entry(key: str, handle: TaskHandle, cell_id: str | None) -> dict[str, Any]:
@@ -81,6 +85,10 @@ class TasksChannel:
         self._handles: dict[str, TaskHandle] = {}
         self._dirty: dict[str, TaskHandle] = {}
         self._coalescer = Coalescer(self._flush, UPDATE_INTERVAL_S)
+        #: Bumped by every snapshot: an update still being made from before it is dropped (its
+        #: entries may be older than the snapshot's).
+        self._epoch = 0
+        self._making = False
         #: Messages sent, by type (tests and benchmarks read it).
         self.sent: dict[str, int] = {}
         #: What the front end said about the Jupyter server's sign-in route.
@@ -109,14 +117,41 @@ class TasksChannel:
             self._coalescer.request()
 
     def _flush(self) -> None:
-        if not self._comms or not self._dirty:
-            return
-        tasks = [task_entry(key, handle, self._cells[key]) for key, handle in self._dirty.items()]
+        if not self._comms or not self._dirty or self._making:
+            return  # (an update being made picks up, when sent, what changed meanwhile)
+        pending = list(self._dirty.items())
         self._dirty.clear()
+        self._make(pending, [], self._epoch)
+
+    def _make(self, pending: list[tuple[str, TaskHandle]], tasks: list[dict[str, Any]], epoch: int) -> None:
+        """Make the update's entries ``ENTRIES_PER_SLICE`` at a time, one slice per loop pass, then send it."""
+        if epoch != self._epoch:
+            # A snapshot went out meanwhile (to one front-end): entries made before it may be older
+            # than its own, so they are made again, for every front-end, in the next update.
+            self._making = False
+            for key, handle in pending:
+                self._dirty.setdefault(key, handle)
+            self._coalescer.request()
+            return
+        start = len(tasks)
+        tasks.extend(
+            task_entry(key, handle, self._cells[key]) for key, handle in pending[start : start + ENTRIES_PER_SLICE]
+        )
+        if len(tasks) < len(pending):
+            self._making = True
+            try:
+                asyncio.get_running_loop().call_soon(self._make, pending, tasks, epoch)
+                return
+            except RuntimeError:  # no running loop (a plain script): make the rest now
+                tasks.extend(task_entry(key, handle, self._cells[key]) for key, handle in pending[len(tasks) :])
+        self._making = False
         self._send({"type": "update", "tasks": tasks, "removed": []})
+        if self._dirty:
+            self._coalescer.request()  # changed while this update was being made
 
     def snapshot(self) -> dict[str, Any]:
-        """Every task of this kernel, oldest first."""
+        """Every task of this kernel, oldest first (an update still being made is made again)."""
+        self._epoch += 1
         return {
             "type": "snapshot",
             "tasks": [task_entry(key, handle, self._cells[key]) for key, handle in self._handles.items()],
@@ -141,7 +176,8 @@ class TasksChannel:
     def opened_by_frontend(self, comm: Any, _open_msg: dict[str, Any]) -> None:
         """The comm target's handler: the front-end asked to follow this kernel."""
         self.open(comm)
-        self._dirty.clear()  # the snapshot carries everything
+        # The snapshot carries everything; what is dirty stays so (the other front-ends have not
+        # been told yet: the new one hears it twice, harmlessly).
         self._send_to(comm, self.snapshot())
 
     def _closed(self, comm: Any) -> None:

@@ -52,6 +52,7 @@ from ..redact import scrub_data
 from ..session.session import HandlerError, Session
 from ..tasks.handle import HandleControls, TaskHandle
 from ..tasks.results import ToolResult
+from .poll_clock import PollClock
 
 if TYPE_CHECKING:
     from ..dialects.base import TaskDialect
@@ -102,6 +103,8 @@ class TaskLifecycle:
         self.calls: set[TaskHandle] = set()
         self._runners: dict[TaskHandle, asyncio.Task[None]] = {}
         self._wakes: dict[TaskHandle, asyncio.Event] = {}
+        #: When each sleeping poller is next due, behind one timer.
+        self._clock = PollClock()
         #: Tasks whose changes the push channel has been delivering (polled as a safety net only),
         #: and when the last push of each came (loop time).
         self._pushed: dict[TaskHandle, float] = {}
@@ -499,15 +502,18 @@ class TaskLifecycle:
     async def _sleep_until(self, handle: TaskHandle, last_poll: float, not_before: float) -> None:
         """Sleep until the next poll of ``handle`` is due (``_due``, and not before ``not_before``),
         reckoned again at each wake: the push channel may have dropped or begun delivering. Return
-        early when a push makes the task terminal or needy."""
+        early when a push makes the task terminal or needy. The due time is an alarm on the
+        connection's ``PollClock`` (one timer for every sleeping poller), not a timer of its own."""
         loop = asyncio.get_running_loop()
         wake = self._wakes.setdefault(handle, asyncio.Event())
-        while (remaining := max(self._due(handle, last_poll), not_before) - loop.time()) > 0:
+        while (due := max(self._due(handle, last_poll), not_before)) > loop.time():
             wake.clear()
+            alarm = self._clock.at(due, wake)
             try:
-                async with asyncio.timeout(remaining):
-                    await wake.wait()
-            except TimeoutError:
+                await wake.wait()
+            finally:
+                alarm.cancel()  # woken otherwise (or stopped): the clock forgets it
+            if alarm.rang:
                 continue  # the due time may have moved on meanwhile (pushes began): look again
             if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
                 return
@@ -662,6 +668,7 @@ class TaskLifecycle:
         for runner in runners:
             runner.cancel()
         await asyncio.gather(*runners, return_exceptions=True)
+        self._clock.close()
         if self.index is not None:
             self.index.flush()  # the last changes, batched on this loop, before the loop may stop
 

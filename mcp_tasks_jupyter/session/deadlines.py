@@ -15,8 +15,19 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["Deadline", "Deadlines"]
+__all__ = ["Deadline", "Deadlines", "TimerHeap"]
+
+
+class _Entry(Protocol):
+    @property
+    def pending(self) -> bool: ...
+
+    def fire(self) -> None: ...
+
+
+E = TypeVar("E", bound=_Entry)
 
 
 class Deadline:
@@ -30,6 +41,13 @@ class Deadline:
         self._cancelling = task.cancelling()
         self.running = True
         self.expired = False
+
+    @property
+    def pending(self) -> bool:
+        return self.running
+
+    def fire(self) -> None:
+        self.expire()
 
     def finish(self) -> None:
         self.running = False
@@ -50,32 +68,28 @@ class Deadline:
             self._task.cancel()
 
 
-class Deadlines:
-    """The deadlines of one session's requests, behind one timer."""
+class TimerHeap(Generic[E]):
+    """Entries due at loop times, behind one timer armed for the earliest still pending: when it fires,
+    every pending entry that is due fires (``fire()``), and the timer is armed for the next. An entry
+    no longer pending leaves the heap lazily, when it reaches the top. ``PollClock`` shares it."""
 
     __slots__ = ("_armed_for", "_heap", "_order", "_timer")
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Deadline]] = []
+        self._heap: list[tuple[float, int, E]] = []
         self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._armed_for = 0.0
 
-    def start(self, seconds: float) -> Deadline:
-        """The running task's deadline, ``seconds`` from now."""
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        deadline = Deadline(loop.time() + seconds, task)
-        heapq.heappush(self._heap, (deadline.when, next(self._order), deadline))
-        if self._timer is None or deadline.when < self._armed_for:
-            self._arm(loop)
-        return deadline
+    def _push(self, when: float, entry: E) -> None:
+        heapq.heappush(self._heap, (when, next(self._order), entry))
+        if self._timer is None or when < self._armed_for:
+            self._arm(asyncio.get_running_loop())
 
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
         heap = self._heap
-        while heap and not heap[0][2].running:
-            heapq.heappop(heap)  # finished long ago
+        while heap and not heap[0][2].pending:
+            heapq.heappop(heap)  # finished or withdrawn long ago
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -87,9 +101,9 @@ class Deadlines:
         self._timer = None
         heap, now = self._heap, loop.time()
         while heap and heap[0][0] <= now:
-            deadline = heapq.heappop(heap)[2]
-            if deadline.running:
-                deadline.expire()
+            entry = heapq.heappop(heap)[2]
+            if entry.pending:
+                entry.fire()
         self._arm(loop)
 
     def close(self) -> None:
@@ -97,3 +111,18 @@ class Deadlines:
             self._timer.cancel()
             self._timer = None
         self._heap.clear()
+
+
+class Deadlines(TimerHeap[Deadline]):
+    """The deadlines of one session's requests, behind one timer."""
+
+    __slots__ = ()
+
+    def start(self, seconds: float) -> Deadline:
+        """The running task's deadline, ``seconds`` from now."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        deadline = Deadline(loop.time() + seconds, task)
+        self._push(deadline.when, deadline)
+        return deadline

@@ -70,6 +70,9 @@ log = logging.getLogger(__name__)
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
 MAX_LISTEN_BACKOFF_S = 30.0
+#: Server messages on the GET stream handled back to back before the loop gets a turn (issue 24: a
+#: thousand tasks' notifications read in one chunk held a cell for tens of milliseconds).
+EVENTS_PER_SLICE = 32
 LISTEN_OPEN_WAIT_S = 5.0
 #: Ordinary exchanges in flight at once (a POST until its answer's headers, and a JSON answer's
 #: body). Hundreds of polls let loose would each open a connection (and the server would juggle
@@ -563,8 +566,12 @@ class StreamableHTTPTransport(Transport):
                 delay = None
                 try:
                     async with contextlib.aclosing(self._events_of(response, position)) as events:
+                        delivered = 0
                         async for event in events:
                             self._deliver_event(event.data)
+                            delivered += 1
+                            if delivered % EVENTS_PER_SLICE == 0:
+                                await asyncio.sleep(0)  # a burst read at once: let the loop run between slices
                 except _ENGINE_ERRORS:
                     pass
                 except InvalidMessage as exc:  # an event past the size bound

@@ -7,11 +7,13 @@ task known only from the task index or a server's ``tasks/list``, from its last 
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.task_state import INPUT_REQUIRED
+from ..redact import registered
 from ..tasks.status import FINISHED, in_words, shown_status
 from .labels import arguments_label
 from .render import failure_message, pending_questions, status_message, tool_error_text
@@ -89,8 +91,23 @@ def view_of(handle: TaskHandle) -> TaskView:
         needs_input=bool(handle.pending_input) or handle.status == INPUT_REQUIRED,
         done=done,
         cached=bool(handle.cached),
-        label=arguments_label(handle.arguments),
+        label=_label_of(handle),
     )
+
+
+#: Each handle's arguments label, made once: (the arguments it was made from, how many secrets were
+#: registered then, the label). A thousand live tasks redraw often; their arguments never change.
+_labels: weakref.WeakKeyDictionary[TaskHandle, tuple[object, int, str]] = weakref.WeakKeyDictionary()
+
+
+def _label_of(handle: TaskHandle) -> str:
+    arguments, secrets = handle.arguments, registered()
+    made = _labels.get(handle)
+    if made is not None and made[0] is arguments and made[1] == secrets:
+        return made[2]
+    label = arguments_label(arguments)
+    _labels[handle] = (arguments, secrets, label)
+    return label
 
 
 def record_view(

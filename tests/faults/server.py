@@ -97,6 +97,13 @@ def error_message(msg_id: Any, code: int, message: str, data: Any = None) -> dic
     return {"jsonrpc": "2.0", "id": msg_id, "error": error}
 
 
+@dataclass
+class Burst:
+    """Server messages pushed on the GET stream in one write (``Brain.push(Burst([...]))``)."""
+
+    messages: list[dict[str, Any]]
+
+
 class Brain:
     """The server's state and its answers, whatever the transport."""
 
@@ -118,7 +125,7 @@ class Brain:
 
     # -- what a scenario calls -----------------------------------------------------------------
 
-    def push(self, message: dict[str, Any]) -> None:
+    def push(self, message: dict[str, Any] | Burst) -> None:
         """Send a server message (request or notification) to the client."""
         self.outbox.put_nowait(message)
 
@@ -357,6 +364,9 @@ class FaultHTTPServer:
             message = await self.brain.outbox.get()
             if message is END_STREAM:
                 return
+            if isinstance(message, Burst):
+                yield "".join(f"data: {json.dumps(m)}\n\n" for m in message.messages)  # one write
+                continue
             yield f"data: {json.dumps(message)}\n\n"
 
 
