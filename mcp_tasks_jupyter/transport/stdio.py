@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import os
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from ..errors import ConnectionFailed, InvalidMessage, ServerExited
 from ..protocol import jsonrpc
+from ..protocol.jsonrpc import RequestId
 from ..redact import register_all, scrub
 from .base import Transport, TransportEvents
 
@@ -78,7 +80,7 @@ class StdioTransport(Transport):
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _StdoutLines(
-                    loop, lambda line: self._line(events, line), lambda: self._stdout_closed(events)
+                    loop, functools.partial(self._line, events), lambda: self._stdout_closed(events)
                 ),
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
@@ -149,6 +151,17 @@ class StdioTransport(Transport):
         return self._exit_error
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        stdin = self._stdin()
+        await self._write(stdin, jsonrpc.encode(message) + b"\n")
+
+    def send_request(
+        self, msg_id: RequestId, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None = None
+    ) -> Awaitable[None]:
+        stdin = self._stdin()
+        return self._write(stdin, jsonrpc.encode_request(msg_id, method, params) + b"\n")
+
+    def _stdin(self) -> asyncio.StreamWriter:
+        """The server's stdin, or the error that says why nothing can be sent."""
         proc = self._proc
         if proc is None or proc.stdin is None:
             raise ConnectionFailed("not started", server=self.server_name)
@@ -159,14 +172,22 @@ class StdioTransport(Transport):
                 returncode=proc.returncode,
                 stderr=self.stderr_tail,
             )
+        return proc.stdin
+
+    async def _write(self, stdin: asyncio.StreamWriter, data: bytes) -> None:
+        pipe = stdin.transport
         try:
-            proc.stdin.write(jsonrpc.encode(message) + b"\n")
-            await proc.stdin.drain()
+            pipe.write(data)
+            # drain() waits only while the pipe is over its high-water mark, and reports a pipe that
+            # broke; with nothing buffered and the pipe open it has nothing to do (a coroutine less).
+            if pipe.get_write_buffer_size() or pipe.is_closing():
+                await stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
+            proc = self._proc
             raise ServerExited(
                 f"cannot write to the server process ({exc})",
                 server=self.server_name,
-                returncode=proc.returncode,
+                returncode=proc.returncode if proc else None,
                 stderr=self.stderr_tail,
             ) from None
 
