@@ -137,7 +137,9 @@ def decode(data: bytes | str) -> list[Message]:
     batches longer than MAX_BATCH. Whatever arrives, the only exception is MessageError.
     """
     obj = _fast_loads(data) if isinstance(data, (bytes, bytearray)) else _UNSURE
-    return _messages(_strict_loads(data) if obj is _UNSURE else obj)
+    if obj is _UNSURE:
+        obj = _strict_loads(data)
+    return [parse_message(obj)] if type(obj) is dict else _messages(obj)
 
 
 def _messages(obj: Any) -> list[Message]:

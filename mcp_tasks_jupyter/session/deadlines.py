@@ -4,8 +4,11 @@ a timer per request (issue 14: nothing per poll that can be done once).
 ``Deadlines.start(seconds)`` puts the running task's deadline in a heap and returns its ``Deadline``;
 one timer is armed for the earliest deadline still running. When it fires, every task past its
 deadline is cancelled (``Deadline.expired`` then says so), and the timer is armed again for the next
-one. A finished request only marks its entry done (``Deadline.finish``): entries leave the heap when
-they reach its top, so a request costs a heap push and no timer of its own. As with
+one. A finished request only marks its entry done (``Deadline.finish``), so a request costs a heap push
+and no timer of its own. The next ``start`` takes finished entries off the top (requests mostly end
+in the order they began), and when the heap still holds twice the entries its last rebuild left
+(finished ones behind a long request) it is rebuilt without them: it holds about the requests in
+flight, not every request of the last half minute. As with
 ``asyncio.timeout``, the owner turns the ``CancelledError`` of an expired deadline into its own
 timeout error (``Deadline.timed_out`` tells a cancellation of ours from one from outside).
 """
@@ -17,6 +20,10 @@ import heapq
 import itertools
 
 __all__ = ["Deadline", "Deadlines"]
+
+#: The heap is rebuilt without its finished entries once it holds this many (or twice as many as the
+#: last rebuild left), so that it stays about the size of the requests in flight.
+COMPACT_MIN = 64
 
 
 class Deadline:
@@ -53,21 +60,29 @@ class Deadline:
 class Deadlines:
     """The deadlines of one session's requests, behind one timer."""
 
-    __slots__ = ("_armed_for", "_heap", "_order", "_timer")
+    __slots__ = ("_armed_for", "_compact_at", "_heap", "_order", "_timer")
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, Deadline]] = []
         self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._armed_for = 0.0
+        self._compact_at = COMPACT_MIN
 
     def start(self, seconds: float) -> Deadline:
         """The running task's deadline, ``seconds`` from now."""
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
+        task = asyncio.current_task(loop)
         assert task is not None
         deadline = Deadline(loop.time() + seconds, task)
-        heapq.heappush(self._heap, (deadline.when, next(self._order), deadline))
+        heap = self._heap
+        while heap and not heap[0][2].running:
+            heapq.heappop(heap)  # finished
+        if len(heap) >= self._compact_at:
+            heap[:] = [entry for entry in heap if entry[2].running]
+            heapq.heapify(heap)
+            self._compact_at = max(COMPACT_MIN, 2 * len(heap))
+        heapq.heappush(heap, (deadline.when, next(self._order), deadline))
         if self._timer is None or deadline.when < self._armed_for:
             self._arm(loop)
         return deadline
