@@ -69,9 +69,11 @@ class Deadlines:
         self._armed_for = 0.0
         self._compact_at = COMPACT_MIN
 
-    def start(self, seconds: float) -> Deadline:
-        """The running task's deadline, ``seconds`` from now."""
-        loop = asyncio.get_running_loop()
+    def start(self, seconds: float, loop: asyncio.AbstractEventLoop | None = None) -> Deadline:
+        """The running task's deadline, ``seconds`` from now (``loop``: the running loop, when the
+        caller knows it: ``asyncio.get_running_loop()`` costs a system call)."""
+        if loop is None:
+            loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         assert task is not None
         deadline = Deadline(loop.time() + seconds, task)

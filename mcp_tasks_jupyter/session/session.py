@@ -153,6 +153,8 @@ class Session:
         self._renewal: asyncio.Task[None] | None = None
         #: The timeouts of requests in flight, behind one timer (not one armed per request).
         self._deadlines = Deadlines()
+        #: The event loop the session's requests run on (known from the first request).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def name(self) -> str:
@@ -281,7 +283,8 @@ class Session:
                 # refuse it as sessionless). Wait for it; its failure is this request's too.
                 await asyncio.shield(self._renewal)
             generation = self.generation
-            auth_version = self._auth_version()
+            auth = self.transport.auth  # what _auth_version() says, without a call per request
+            auth_version = auth.version if auth is not None else 0
             try:
                 return await self._request_versioned(method, params, timeout)
             except SessionExpired as exc:
@@ -517,7 +520,10 @@ class Session:
             raise self.closed_error
         msg_id = self._next_id
         self._next_id += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = self._loop
+        if loop is None:  # asyncio.get_running_loop() makes a getpid() system call: once per session
+            loop = self._loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[msg_id] = (future, method)
         seconds = self.request_timeout if timeout == "default" else timeout
         try:
@@ -525,7 +531,7 @@ class Session:
                 await self.transport.send_request(msg_id, method, params, headers)
                 return await future
             # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
-            deadline = self._deadlines.start(seconds)  # type: ignore[arg-type]
+            deadline = self._deadlines.start(seconds, loop)  # type: ignore[arg-type]
             try:
                 await self.transport.send_request(msg_id, method, params, headers)
                 return await future

@@ -51,6 +51,11 @@ class StdioTransport(Transport):
         self._env = {**os.environ, **env} if env else None
         self._cwd = cwd
         self._proc: asyncio.subprocess.Process | None = None
+        self._subprocess: asyncio.SubprocessTransport | None = None
+        #: The server's stdin, written to directly (the StreamWriter only for ``drain``).
+        self._stdin_pipe: asyncio.WriteTransport | None = None
+        #: What ``_write`` returns when the bytes are in the pipe: a finished future.
+        self._written: asyncio.Future[None] | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
         #: The stderr reader (first, once started), then the job that reports a closed stdout.
         self._readers: list[asyncio.Future[None]] = []
@@ -94,6 +99,10 @@ class StdioTransport(Transport):
         except OSError as exc:
             raise ConnectionFailed(f"cannot start {self.label!r}: {exc}", server=self.server_name) from None
         self._proc = asyncio.subprocess.Process(transport, protocol, loop)
+        self._subprocess = transport
+        self._stdin_pipe = transport.get_pipe_transport(0)  # type: ignore[assignment]
+        self._written = loop.create_future()
+        self._written.set_result(None)
         self._readers.insert(0, asyncio.create_task(self._read_stderr()))
         spawned.set_result(None)
 
@@ -151,43 +160,40 @@ class StdioTransport(Transport):
         return self._exit_error
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        stdin = self._stdin()
-        await self._write(stdin, jsonrpc.encode(message) + b"\n")
+        await self._write(jsonrpc.encode(message) + b"\n")
 
     def send_request(
         self, msg_id: RequestId, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None = None
     ) -> Awaitable[None]:
-        stdin = self._stdin()
-        return self._write(stdin, jsonrpc.encode_request(msg_id, method, params) + b"\n")
+        return self._write(jsonrpc.encode_request(msg_id, method, params) + b"\n")
 
-    def _stdin(self) -> asyncio.StreamWriter:
-        """The server's stdin, or the error that says why nothing can be sent."""
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+    def _write(self, data: bytes) -> Awaitable[None]:
+        """Put ``data`` in the server's stdin pipe. What is returned is awaited: a finished future when
+        the bytes are in the pipe (awaiting it does not suspend), else ``drain()``, which waits while
+        the pipe is over its high-water mark and reports a pipe that broke."""
+        proc, pipe = self._proc, self._stdin_pipe
+        if proc is None or pipe is None or self._written is None:
             raise ConnectionFailed("not started", server=self.server_name)
-        if self._exit_error is not None or proc.returncode is not None:
+        if self._exit_error is not None or (code := self._subprocess.get_returncode()) is not None:  # type: ignore[union-attr]
             raise self._exit_error or ServerExited(
-                f"the server process exited with code {proc.returncode}",
+                f"the server process exited with code {code}",
                 server=self.server_name,
-                returncode=proc.returncode,
+                returncode=code,
                 stderr=self.stderr_tail,
             )
-        return proc.stdin
+        pipe.write(data)
+        if pipe.get_write_buffer_size() or pipe.is_closing():
+            return self._drain(proc)
+        return self._written
 
-    async def _write(self, stdin: asyncio.StreamWriter, data: bytes) -> None:
-        pipe = stdin.transport
+    async def _drain(self, proc: asyncio.subprocess.Process) -> None:
         try:
-            pipe.write(data)
-            # drain() waits only while the pipe is over its high-water mark, and reports a pipe that
-            # broke; with nothing buffered and the pipe open it has nothing to do (a coroutine less).
-            if pipe.get_write_buffer_size() or pipe.is_closing():
-                await stdin.drain()
+            await proc.stdin.drain()  # type: ignore[union-attr]
         except (BrokenPipeError, ConnectionResetError) as exc:
-            proc = self._proc
             raise ServerExited(
                 f"cannot write to the server process ({exc})",
                 server=self.server_name,
-                returncode=proc.returncode if proc else None,
+                returncode=proc.returncode,
                 stderr=self.stderr_tail,
             ) from None
 
