@@ -137,7 +137,7 @@ def decode(data: bytes | str) -> list[Message]:
     batches longer than MAX_BATCH. Whatever arrives, the only exception is MessageError.
     """
     obj = _fast_loads(data) if isinstance(data, (bytes, bytearray)) else _UNSURE
-    if obj is _UNSURE:
+    if obj is _UNSURE:  # text, or bytes orjson might read otherwise
         obj = _strict_loads(data)
     return [parse_message(obj)] if type(obj) is dict else _messages(obj)
 

@@ -457,6 +457,49 @@ def test_a_task_read_in_one_pass_is_the_task_read_field_by_field(
     assert got == expected
 
 
+EDGES = {
+    "taskId": [
+        "t1",
+        "",
+        "a\nb",
+        "\ud800",
+        "x" * bounds.MAX_TASK_ID_CHARS,
+        "x" * (bounds.MAX_TASK_ID_CHARS + 1),
+        7,
+    ],
+    "status": [*sorted(SERVER_STATUSES), "done", ["working"], None],
+    "statusMessage": [
+        None,
+        "",
+        "é" * bounds.MAX_STATUS_MESSAGE_CHARS,
+        "é" * (bounds.MAX_STATUS_MESSAGE_CHARS + 1),
+        1,
+    ],
+    "createdAt": [None, "é" * bounds.MAX_TIMESTAMP_CHARS, "é" * (bounds.MAX_TIMESTAMP_CHARS + 1), 0],
+    "ttl": [n + d for n in (0, bounds.MAX_TTL_MS, bounds.MAX_MS) for d in (-1, 0, 1)] + [None, True, 1.0, 0.5],
+    "pollInterval": [
+        n + d
+        for n in (0, bounds.MIN_POLL_INTERVAL_MS, bounds.MAX_POLL_INTERVAL_MS, bounds.MAX_MS)
+        for d in (-1, 0, 1)
+    ]
+    + [None, False, 500.0],
+}
+
+
+@pytest.mark.parametrize("ttl_key, poll_key", [("ttl", "pollInterval"), ("keepAlive", "pollFrequency")])
+@pytest.mark.parametrize(
+    "field, value", [(field, value) for field, values in EDGES.items() for value in values], ids=repr
+)
+def test_a_task_on_each_edge_reads_the_same_in_one_pass(
+    field: str, value: Any, ttl_key: str, poll_key: str
+) -> None:
+    """Every bound of ``parse_task``'s one pass, on and next to its edge: what the field-by-field checks give."""
+    key = {"ttl": ttl_key, "pollInterval": poll_key}.get(field, field)
+    obj = {"taskId": "t1", "status": "working", ttl_key: 600_000, poll_key: 500, key: value}
+    expected = _outcome(lambda: _checked_task(obj, "tasks/get result", ttl_key, poll_key))
+    assert _outcome(lambda: parse_task(obj, "tasks/get result", ttl_key=ttl_key, poll_key=poll_key)) == expected
+
+
 # -- 3. a real Session ---------------------------------------------------------------------------------
 
 
