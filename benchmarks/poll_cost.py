@@ -1,6 +1,6 @@
 """Client CPU per ``tasks/get`` poll, over HTTP and over stdio, each beside its floor from the same run.
 
-    python benchmarks/poll_cost.py [--polls N] [--tiny] [--json]
+    python benchmarks/poll_cost.py [--polls N] [--only http|stdio] [--tiny] [--json]
 
 What is timed is this process's CPU (``time.process_time``: all of the client's work, its
 background tasks included; the server's is not counted) per ``tasks/get`` of one long
@@ -299,8 +299,9 @@ async def stdio_rows(polls: int) -> list[Row]:
     ]
 
 
-async def rows(http_polls: int, stdio_polls: int) -> list[Row]:
-    return await http_rows(http_polls) + await stdio_rows(stdio_polls)
+async def rows(http_polls: int, stdio_polls: int, only: str | None = None) -> list[Row]:
+    http = await http_rows(http_polls) if only != "stdio" else []
+    return http + (await stdio_rows(stdio_polls) if only != "http" else [])
 
 
 if __name__ == "__main__":
@@ -311,6 +312,7 @@ if __name__ == "__main__":
         default=None,
         help="N over HTTP (default 500; 50 with --tiny); stdio polls 10x as many",
     )
+    p.add_argument("--only", choices=["http", "stdio"], help="measure one transport only")
     args = p.parse_args()
     n = args.polls or (50 if args.tiny else 500)
-    emit(asyncio.run(rows(n, 10 * n)), args.json)
+    emit(asyncio.run(rows(n, 10 * n, args.only)), args.json)

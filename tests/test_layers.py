@@ -81,6 +81,7 @@ PURE = frozenset(
         "uuid",
         "pydantic",
         "pydantic_core",
+        "orjson",  # JSON text to values and back, in memory
     }
 )
 CODECS = frozenset(

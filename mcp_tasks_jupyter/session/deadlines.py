@@ -4,8 +4,11 @@ a timer per request (issue 14: nothing per poll that can be done once).
 ``Deadlines.start(seconds)`` puts the running task's deadline in a heap and returns its ``Deadline``;
 one timer is armed for the earliest deadline still running. When it fires, every task past its
 deadline is cancelled (``Deadline.expired`` then says so), and the timer is armed again for the next
-one. A finished request only marks its entry done (``Deadline.finish``): entries leave the heap when
-they reach its top, so a request costs a heap push and no timer of its own. As with
+one. A finished request only marks its entry done (``Deadline.finish``), so a request costs a heap push
+and no timer of its own. The next ``start`` takes finished entries off the top (requests mostly end
+in the order they began), and when the heap still holds twice the entries its last rebuild left
+(finished ones behind a long request) it is rebuilt without them: it holds about the requests in
+flight, not every request of the last half minute. As with
 ``asyncio.timeout``, the owner turns the ``CancelledError`` of an expired deadline into its own
 timeout error (``Deadline.timed_out`` tells a cancellation of ours from one from outside).
 """
@@ -28,6 +31,10 @@ class _Entry(Protocol):
 
 
 E = TypeVar("E", bound=_Entry)
+
+#: The heap is rebuilt without its finished entries once it holds this many (or twice as many as the
+#: last rebuild left), so that it stays about the size of the requests in flight.
+COMPACT_MIN = 64
 
 
 class Deadline:
@@ -73,18 +80,27 @@ class TimerHeap(Generic[E]):
     every pending entry that is due fires (``fire()``), and the timer is armed for the next. An entry
     no longer pending leaves the heap lazily, when it reaches the top. ``PollClock`` shares it."""
 
-    __slots__ = ("_armed_for", "_heap", "_order", "_timer")
+    __slots__ = ("_armed_for", "_compact_at", "_heap", "_order", "_timer")
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, E]] = []
         self._order = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._armed_for = 0.0
+        self._compact_at = COMPACT_MIN
 
-    def _push(self, when: float, entry: E) -> None:
-        heapq.heappush(self._heap, (when, next(self._order), entry))
+    def _push(self, when: float, entry: E, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Add ``entry`` due at ``when``; finished entries leave first (see the module docstring)."""
+        heap = self._heap
+        while heap and not heap[0][2].pending:
+            heapq.heappop(heap)  # finished
+        if len(heap) >= self._compact_at:
+            heap[:] = [kept for kept in heap if kept[2].pending]
+            heapq.heapify(heap)
+            self._compact_at = max(COMPACT_MIN, 2 * len(heap))
+        heapq.heappush(heap, (when, next(self._order), entry))
         if self._timer is None or when < self._armed_for:
-            self._arm(asyncio.get_running_loop())
+            self._arm(loop if loop is not None else asyncio.get_running_loop())
 
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
         heap = self._heap
@@ -118,11 +134,13 @@ class Deadlines(TimerHeap[Deadline]):
 
     __slots__ = ()
 
-    def start(self, seconds: float) -> Deadline:
-        """The running task's deadline, ``seconds`` from now."""
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
+    def start(self, seconds: float, loop: asyncio.AbstractEventLoop | None = None) -> Deadline:
+        """The running task's deadline, ``seconds`` from now (``loop``: the running loop, when the
+        caller knows it: ``asyncio.get_running_loop()`` costs a system call)."""
+        if loop is None:
+            loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
         assert task is not None
         deadline = Deadline(loop.time() + seconds, task)
-        self._push(deadline.when, deadline)
+        self._push(deadline.when, deadline, loop)
         return deadline

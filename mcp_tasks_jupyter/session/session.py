@@ -153,6 +153,8 @@ class Session:
         self._renewal: asyncio.Task[None] | None = None
         #: The timeouts of requests in flight, behind one timer (not one armed per request).
         self._deadlines = Deadlines()
+        #: The event loop the session's requests run on (known from the first request).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def name(self) -> str:
@@ -281,7 +283,8 @@ class Session:
                 # refuse it as sessionless). Wait for it; its failure is this request's too.
                 await asyncio.shield(self._renewal)
             generation = self.generation
-            auth_version = self._auth_version()
+            auth = self.transport.auth  # what _auth_version() says, without a call per request
+            auth_version = auth.version if auth is not None else 0
             try:
                 return await self._request_versioned(method, params, timeout)
             except SessionExpired as exc:
@@ -307,11 +310,17 @@ class Session:
         auth = self.transport.auth
         return auth is not None and await auth.challenged(failure, version)
 
-    async def _request_versioned(
+    def _request_versioned(
+        self, method: str, params: dict[str, Any] | None, timeout: float | str | None
+    ) -> Awaitable[dict[str, Any]]:
+        # A plain function: on the stateful wire the request itself is awaited (a coroutine less per poll).
+        if not self.modern:
+            return self._request(method, params, None, timeout)
+        return self._request_modern(method, params, timeout)
+
+    async def _request_modern(
         self, method: str, params: dict[str, Any] | None, timeout: float | str | None
     ) -> dict[str, Any]:
-        if not self.modern:
-            return await self._request(method, params, None, timeout)
         headers = self._headers(method, params)
         for attempt in range(MAX_VERSION_RETRIES + 1):
             try:
@@ -511,17 +520,20 @@ class Session:
             raise self.closed_error
         msg_id = self._next_id
         self._next_id += 1
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = self._loop
+        if loop is None:  # asyncio.get_running_loop() makes a getpid() system call: once per session
+            loop = self._loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[msg_id] = (future, method)
         seconds = self.request_timeout if timeout == "default" else timeout
         try:
             if seconds is None:
-                await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
+                await self.transport.send_request(msg_id, method, params, headers)
                 return await future
             # Over HTTP, send() itself waits for the answer's headers: it is inside the timeout.
-            deadline = self._deadlines.start(seconds)  # type: ignore[arg-type]
+            deadline = self._deadlines.start(seconds, loop)  # type: ignore[arg-type]
             try:
-                await self.transport.send(jsonrpc.request(msg_id, method, params), headers)
+                await self.transport.send_request(msg_id, method, params, headers)
                 return await future
             except asyncio.CancelledError:
                 if not deadline.timed_out():

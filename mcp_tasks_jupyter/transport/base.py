@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidMessage, MCPError
-from ..protocol.jsonrpc import Message, RequestId
+from ..protocol.jsonrpc import Message, RequestId, request
 
 if TYPE_CHECKING:
     from .auth import AuthHook
@@ -53,6 +53,13 @@ class Transport(ABC):
     @abstractmethod
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         """Deliver one message; ``headers`` are extra per-message headers (ignored without headers)."""
+
+    def send_request(
+        self, msg_id: RequestId, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None = None
+    ) -> Awaitable[None]:
+        """Deliver one request: ``send`` of ``jsonrpc.request(msg_id, method, params)``; a transport
+        that writes bytes itself may encode it from a template instead (``jsonrpc.encode_request``)."""
+        return self.send(request(msg_id, method, params), headers)
 
     @abstractmethod
     async def close(self) -> None: ...

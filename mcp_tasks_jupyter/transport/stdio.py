@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import os
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from ..errors import ConnectionFailed, InvalidMessage, ServerExited
 from ..protocol import jsonrpc
+from ..protocol.jsonrpc import RequestId
 from ..redact import register_all, scrub
 from .base import Transport, TransportEvents
 
@@ -49,6 +51,11 @@ class StdioTransport(Transport):
         self._env = {**os.environ, **env} if env else None
         self._cwd = cwd
         self._proc: asyncio.subprocess.Process | None = None
+        self._subprocess: asyncio.SubprocessTransport | None = None
+        #: The server's stdin, written to directly (the StreamWriter only for ``drain``).
+        self._stdin_pipe: asyncio.WriteTransport | None = None
+        #: What ``_write`` returns when the bytes are in the pipe: a finished future.
+        self._written: asyncio.Future[None] | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
         #: The stderr reader (first, once started), then the job that reports a closed stdout.
         self._readers: list[asyncio.Future[None]] = []
@@ -78,7 +85,7 @@ class StdioTransport(Transport):
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _StdoutLines(
-                    loop, lambda line: self._line(events, line), lambda: self._stdout_closed(events)
+                    loop, functools.partial(self._line, events), lambda: self._stdout_closed(events)
                 ),
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
@@ -92,6 +99,10 @@ class StdioTransport(Transport):
         except OSError as exc:
             raise ConnectionFailed(f"cannot start {self.label!r}: {exc}", server=self.server_name) from None
         self._proc = asyncio.subprocess.Process(transport, protocol, loop)
+        self._subprocess = transport
+        self._stdin_pipe = transport.get_pipe_transport(0)  # type: ignore[assignment]
+        self._written = loop.create_future()
+        self._written.set_result(None)
         self._readers.insert(0, asyncio.create_task(self._read_stderr()))
         spawned.set_result(None)
 
@@ -149,19 +160,35 @@ class StdioTransport(Transport):
         return self._exit_error
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        await self._write(jsonrpc.encode(message) + b"\n")
+
+    def send_request(
+        self, msg_id: RequestId, method: str, params: dict[str, Any] | None, headers: dict[str, str] | None = None
+    ) -> Awaitable[None]:
+        return self._write(jsonrpc.encode_request(msg_id, method, params) + b"\n")
+
+    def _write(self, data: bytes) -> Awaitable[None]:
+        """Put ``data`` in the server's stdin pipe. What is returned is awaited: a finished future when
+        the bytes are in the pipe (awaiting it does not suspend), else ``drain()``, which waits while
+        the pipe is over its high-water mark and reports a pipe that broke."""
+        proc, pipe = self._proc, self._stdin_pipe
+        if proc is None or pipe is None or self._written is None:
             raise ConnectionFailed("not started", server=self.server_name)
-        if self._exit_error is not None or proc.returncode is not None:
+        if self._exit_error is not None or (code := self._subprocess.get_returncode()) is not None:  # type: ignore[union-attr]
             raise self._exit_error or ServerExited(
-                f"the server process exited with code {proc.returncode}",
+                f"the server process exited with code {code}",
                 server=self.server_name,
-                returncode=proc.returncode,
+                returncode=code,
                 stderr=self.stderr_tail,
             )
+        pipe.write(data)
+        if pipe.get_write_buffer_size() or pipe.is_closing():
+            return self._drain(proc)
+        return self._written
+
+    async def _drain(self, proc: asyncio.subprocess.Process) -> None:
         try:
-            proc.stdin.write(jsonrpc.encode(message) + b"\n")
-            await proc.stdin.drain()
+            await proc.stdin.drain()  # type: ignore[union-attr]
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise ServerExited(
                 f"cannot write to the server process ({exc})",

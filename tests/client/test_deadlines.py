@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from mcp_tasks_jupyter.session.deadlines import Deadlines
+from mcp_tasks_jupyter.session.deadlines import COMPACT_MIN, Deadlines
 
 pytestmark = pytest.mark.anyio
 
@@ -55,4 +55,23 @@ async def test_finished_requests_arm_no_timer_of_their_own():
     for _ in range(100):
         assert await _wait(deadlines, 30, answer) == "answered"
     assert len(asyncio.get_running_loop()._scheduled) <= 1  # one timer for all of them, at most
+    deadlines.close()
+
+
+async def test_the_heap_holds_the_requests_in_flight_not_every_finished_one():
+    deadlines, never, answer = Deadlines(), asyncio.Event(), asyncio.Event()
+    answer.set()
+    for _ in range(1000):  # requests in order, each answered before the next: none stays behind
+        assert await _wait(deadlines, 30, answer) == "answered"
+    assert len(deadlines._heap) <= 1
+    # Behind a long request at the top, finished ones are swept out of the heap in rebuilds.
+    long = asyncio.create_task(_wait(deadlines, 0.3, never))
+    short = asyncio.create_task(_wait(deadlines, 0.2, never))
+    await asyncio.sleep(0)
+    for _ in range(1000):
+        assert await _wait(deadlines, 30, answer) == "answered"
+    assert len(deadlines._heap) <= 2 * COMPACT_MIN
+    # The requests still in flight keep their deadlines through every rebuild.
+    assert await asyncio.wait_for(short, 5) == "timed out"
+    assert await asyncio.wait_for(long, 5) == "timed out"
     deadlines.close()

@@ -23,7 +23,7 @@ from mcp_tasks_jupyter.client import Client
 from mcp_tasks_jupyter.dialects import Core2025Dialect
 from mcp_tasks_jupyter.errors import MCPError
 from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686
-from mcp_tasks_jupyter.protocol.task_state import SERVER_STATUSES, TaskState, parse_task
+from mcp_tasks_jupyter.protocol.task_state import SERVER_STATUSES, TaskState, _checked_task, parse_task
 from mcp_tasks_jupyter.session.session import Session
 from mcp_tasks_jupyter.transport.base import Transport
 
@@ -296,6 +296,70 @@ def test_decode_yields_messages_or_message_error(data: bytes | str) -> None:
             assert len(message.message) <= jsonrpc.MAX_ERROR_MESSAGE_CHARS
 
 
+def _outcome(read: Any) -> str:
+    """What ``read()`` gives, written out exactly (``repr`` tells 1 from 1.0 and 0.0 from -0.0), or its error."""
+    try:
+        return repr(read())
+    except (ValueError, UnicodeError) as exc:  # MessageError, and what parse_task and encoding raise
+        return f"{type(exc).__name__}: {exc}"
+
+
+@st.composite
+def long_numbers(draw: st.DrawFn) -> bytes:
+    """An answer holding numbers of 17 to 21 digits, around the 64-bit limit of orjson's integers."""
+    digits = draw(st.integers(17, 21))
+    value = draw(st.integers(10 ** (digits - 1), 10**digits - 1)) * draw(st.sampled_from([1, -1]))
+    tail = draw(st.sampled_from(["", ".5", "e3", "E-2"]))
+    return b'{"jsonrpc":"2.0","id":1,"result":{"n":%d%s,"m":[%d]}}' % (value, tail.encode(), value)
+
+
+@pytest.mark.timeout(60)
+@FAST
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        json_values.map(_dumps).map(str.encode),
+        envelopes().map(_dumps).map(str.encode),
+        st.lists(envelopes(), max_size=3).map(_dumps).map(str.encode),
+        mutated(),
+        deep().map(str.encode),
+        surrogates().map(str.encode),
+        long_numbers(),
+        st.sampled_from(VALID).map(lambda valid: b"\xef\xbb\xbf" + valid),  # with a BOM
+    )
+)
+def test_decode_reads_bytes_exactly_as_the_strict_decoder(data: bytes) -> None:
+    """Bytes are read by orjson where it agrees with the standard library's strict decoder: the
+    messages, their values and every error are the strict decoder's, word for word."""
+    strict = _outcome(lambda: jsonrpc._messages(jsonrpc._strict_loads(data)))
+    assert _outcome(lambda: jsonrpc.decode(data)) == strict
+
+
+def test_a_long_integer_stays_an_exact_integer():
+    # orjson turns an integer beyond 64 bits into a float; the strict decoder keeps it exact.
+    big = 123456789012345678901234567890
+    (answer,) = jsonrpc.decode(b'{"jsonrpc":"2.0","id":1,"result":{"n":%d,"m":-%d}}' % (big, 2**63 + 1))
+    assert answer.result == {"n": big, "m": -(2**63 + 1)}
+    assert type(answer.result["n"]) is int and type(answer.result["m"]) is int
+
+
+@pytest.mark.timeout(60)
+@FAST
+@given(
+    st.one_of(st.integers(-(10**20), 10**20), st.text(max_size=8)),
+    st.one_of(st.sampled_from(METHODS), st.text(max_size=12)),
+    st.one_of(
+        st.none(),
+        st.dictionaries(st.text(max_size=6), st.text(max_size=10), max_size=1),
+        st.dictionaries(st.text(max_size=6), json_values, max_size=3),
+    ),
+)
+def test_a_request_from_its_template_is_the_encoded_request(msg_id: Any, method: str, params: Any) -> None:
+    """``encode_request`` (a per-method template) writes byte for byte what ``encode(request(...))`` does."""
+    expected = _outcome(lambda: jsonrpc.encode(jsonrpc.request(msg_id, method, params)))
+    assert _outcome(lambda: jsonrpc.encode_request(msg_id, method, params)) == expected
+
+
 # -- 2. task fields --------------------------------------------------------------------------------
 
 
@@ -341,6 +405,99 @@ def test_task_codecs_give_bounded_states_or_value_errors(obj: dict[str, Any], co
         return
     for state in states:
         _in_bounds(state)
+
+
+def _around(*limits: int) -> st.SearchStrategy[Any]:
+    """Numbers on and next to each limit, as integers, floats and booleans."""
+    near = st.sampled_from([n + d for n in limits for d in (-1, 0, 1)])
+    return st.one_of(near, near, near.map(float), st.booleans(), st.none())
+
+
+@st.composite
+def plain_tasks(draw: st.DrawFn, ttl_key: str, poll_key: str) -> dict[str, Any]:
+    """Answers that look like a poll's, each field on or next to the edge of what ``bounds.py`` keeps."""
+
+    def text(limit: int) -> st.SearchStrategy[Any]:
+        return st.one_of(st.none(), st.integers(limit - 1, limit + 1).map(lambda n: "é" * n), st.integers(0, 1))
+
+    fields = {
+        "taskId": st.one_of(
+            st.sampled_from(["t1", "", "a\nb", "\ud800", "id\u202e"]),
+            st.integers(bounds.MAX_TASK_ID_CHARS - 1, bounds.MAX_TASK_ID_CHARS + 1).map(lambda n: "x" * n),
+            st.just(7),
+        ),
+        "status": st.one_of(st.sampled_from(sorted(SERVER_STATUSES)), st.just("done"), st.just(["working"])),
+        "statusMessage": text(bounds.MAX_STATUS_MESSAGE_CHARS),
+        "createdAt": text(bounds.MAX_TIMESTAMP_CHARS),
+        "lastUpdatedAt": text(bounds.MAX_TIMESTAMP_CHARS),
+        ttl_key: _around(0, bounds.MAX_TTL_MS, bounds.MAX_MS),
+        poll_key: _around(0, bounds.MIN_POLL_INTERVAL_MS, bounds.MAX_POLL_INTERVAL_MS, bounds.MAX_MS),
+    }
+    obj = {"taskId": "t1", "status": "working", ttl_key: 600_000, poll_key: 500}
+    for key in draw(st.lists(st.sampled_from(sorted(fields)), unique=True, max_size=3)):
+        obj[key] = draw(fields[key])
+    return obj
+
+
+@pytest.mark.timeout(60)
+@settings(FAST, max_examples=1000)  # cheap examples; enough to reach each edge of each field
+@given(
+    st.sampled_from([("ttl", "pollInterval"), ("ttlMs", "pollIntervalMs"), ("keepAlive", "pollFrequency")]),
+    st.booleans(),
+    st.data(),
+)
+def test_a_task_read_in_one_pass_is_the_task_read_field_by_field(
+    keys: tuple[str, str], plain: bool, data: st.DataObject
+) -> None:
+    """``parse_task``'s one-pass reading of a plain answer gives what the field-by-field checks give."""
+    ttl_key, poll_key = keys
+    obj = data.draw(plain_tasks(ttl_key, poll_key) if plain else task_objects())
+    expected = _outcome(lambda: _checked_task(obj, "tasks/get result", ttl_key, poll_key))
+    got = _outcome(lambda: parse_task(obj, "tasks/get result", ttl_key=ttl_key, poll_key=poll_key))
+    assert got == expected
+
+
+EDGES = {
+    "taskId": [
+        "t1",
+        "",
+        "a\nb",
+        "\ud800",
+        "x" * bounds.MAX_TASK_ID_CHARS,
+        "x" * (bounds.MAX_TASK_ID_CHARS + 1),
+        7,
+    ],
+    "status": [*sorted(SERVER_STATUSES), "done", ["working"], None],
+    "statusMessage": [
+        None,
+        "",
+        "é" * bounds.MAX_STATUS_MESSAGE_CHARS,
+        "é" * (bounds.MAX_STATUS_MESSAGE_CHARS + 1),
+        1,
+    ],
+    "createdAt": [None, "é" * bounds.MAX_TIMESTAMP_CHARS, "é" * (bounds.MAX_TIMESTAMP_CHARS + 1), 0],
+    "ttl": [n + d for n in (0, bounds.MAX_TTL_MS, bounds.MAX_MS) for d in (-1, 0, 1)] + [None, True, 1.0, 0.5],
+    "pollInterval": [
+        n + d
+        for n in (0, bounds.MIN_POLL_INTERVAL_MS, bounds.MAX_POLL_INTERVAL_MS, bounds.MAX_MS)
+        for d in (-1, 0, 1)
+    ]
+    + [None, False, 500.0],
+}
+
+
+@pytest.mark.parametrize("ttl_key, poll_key", [("ttl", "pollInterval"), ("keepAlive", "pollFrequency")])
+@pytest.mark.parametrize(
+    "field, value", [(field, value) for field, values in EDGES.items() for value in values], ids=repr
+)
+def test_a_task_on_each_edge_reads_the_same_in_one_pass(
+    field: str, value: Any, ttl_key: str, poll_key: str
+) -> None:
+    """Every bound of ``parse_task``'s one pass, on and next to its edge: what the field-by-field checks give."""
+    key = {"ttl": ttl_key, "pollInterval": poll_key}.get(field, field)
+    obj = {"taskId": "t1", "status": "working", ttl_key: 600_000, poll_key: 500, key: value}
+    expected = _outcome(lambda: _checked_task(obj, "tasks/get result", ttl_key, poll_key))
+    assert _outcome(lambda: parse_task(obj, "tasks/get result", ttl_key=ttl_key, poll_key=poll_key)) == expected
 
 
 # -- 3. a real Session ---------------------------------------------------------------------------------

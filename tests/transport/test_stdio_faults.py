@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
 # A minimal line-based server: answers initialize (server/discover with method-not-found, as a legacy
 # server does, so the client's probe does not wait), then behaves as MODE says.
 SCRIPT = textwrap.dedent("""
-    import json, sys, time, signal
+    import json, os, sys, time, signal
     mode = sys.argv[1]
     if mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -36,6 +36,9 @@ SCRIPT = textwrap.dedent("""
                 sys.exit(7)
             else:
                 print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
+        if mode == "deaf" and msg.get("method") == "notifications/initialized":
+            os.close(0)  # sys.stdin.close() would leave the descriptor open
+            time.sleep(30)
         if mode == "stubborn" and msg.get("method") == "notifications/initialized":
             sys.stdin.close()
             while True:
@@ -103,6 +106,21 @@ async def test_close_terminates_then_kills_a_stubborn_server(monkeypatch):
         transport = client.transport
         assert isinstance(transport, StdioTransport)
     assert transport._proc.returncode == -9  # SIGTERM was ignored, so it had to be killed
+
+
+async def test_a_server_that_closed_its_stdin_fails_the_next_request_at_once():
+    # The process lives on, but nothing can reach it: the write finds the pipe closed (the transport
+    # then asks drain(), which reports it), rather than the request waiting for its timeout.
+    async with mtj.connect(argv("deaf")) as client:
+        stdin = client.transport.process.stdin
+
+        async def closed() -> None:  # until the loop has seen the pipe close
+            while not stdin.is_closing():
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(closed(), 10)
+        with pytest.raises(mtj.ServerExited, match="cannot write to the server process"):
+            await asyncio.wait_for(client.list_tools(refresh=True), 10)
 
 
 async def test_unsupported_protocol_version_is_refused():
