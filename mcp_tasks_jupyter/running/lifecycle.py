@@ -507,16 +507,16 @@ class TaskLifecycle:
         loop = asyncio.get_running_loop()
         wake = self._wakes.setdefault(handle, asyncio.Event())
         while (due := max(self._due(handle, last_poll), not_before)) > loop.time():
+            # Looked at before each sleep: a push may have ended the task in the same loop pass as the
+            # alarm rang (both set the event), and the next due time is then ten intervals away.
+            if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
+                return
             wake.clear()
             alarm = self._clock.at(due, wake)
             try:
                 await wake.wait()
             finally:
                 alarm.cancel()  # woken otherwise (or stopped): the clock forgets it
-            if alarm.rang:
-                continue  # the due time may have moved on meanwhile (pushes began): look again
-            if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
-                return
 
     # -- what the dialect reports (TaskEvents) ----------------------------------------------------
 

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from mcp_tasks_jupyter.protocol.task_state import TaskState
 from mcp_tasks_jupyter.running.poll_clock import PollClock
 
 pytestmark = pytest.mark.anyio
@@ -53,3 +54,19 @@ async def test_sleeping_pollers_arm_one_timer_between_them(connect_demo):
         assert len(live_timers()) < tasks // 4, live_timers()
         await asyncio.gather(*(h.cancel() for h in handles))
         assert all(h.done() for h in handles)
+
+
+async def test_a_poller_whose_task_ended_before_it_sleeps_does_not_sleep(connect_demo):
+    """A push that ends the task in the loop pass where the poller's alarm rang (both set its event) left
+    the poller asleep until its next due time, ten intervals away once pushes are trusted: the result
+    came that much later (completion_latency.py: 10 s in one run of three)."""
+    async with connect_demo("--poll-interval", "60000") as client:
+        handle = await client.start_task("slow_compute", {"seconds": 600, "steps": 2})
+        assert handle.task_id is not None
+        handle.apply(TaskState(handle.task_id, "completed"))  # as a push would, between two sleeps
+        sleeping = asyncio.create_task(
+            client.lifecycle._sleep_until(handle, asyncio.get_running_loop().time(), 0.0)
+        )
+        await asyncio.sleep(0)  # one loop pass: it returns at once, with nothing to wait for
+        assert sleeping.done(), "a poller whose task ended went to sleep until its next due time"
+        await sleeping
