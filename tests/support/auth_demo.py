@@ -229,16 +229,22 @@ def sign_in(
 ) -> Tokens:
     """Register (unless ``client`` is given), authorize and redeem the code: the tokens."""
     client = client or register(demo, auth_method=auth_method)
+    return _tokens(client, token_request(demo, client, code_form(demo, client, scope=scope)))
+
+
+def code_form(
+    demo: AuthDemo, client: RegisteredClient, *, scope: str = "mcp:tools offline_access"
+) -> dict[str, str]:
+    """Authorize ``client``: the token request's form that redeems its code (without client authentication)."""
     pkce = Pkce.new()
     params = redirect_params(authorize(demo, client, pkce, scope=scope))
-    form = {
+    return {
         "grant_type": "authorization_code",
         "code": params["code"],
         "redirect_uri": client.redirect_uri,
         "code_verifier": pkce.verifier,
         "resource": demo.url,
     }
-    return _tokens(client, token_request(demo, client, form))
 
 
 def refresh(demo: AuthDemo, tokens: Tokens) -> Tokens:
