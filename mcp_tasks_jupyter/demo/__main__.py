@@ -47,7 +47,9 @@ oauth (--http --auth): /mcp needs "Authorization: Bearer TOKEN" from the demo's 
   POST /device_authorization                        a device code and a user code to enter
   GET  /device?user_code=CODE[&deny=1]              approves the code at once (or refuses it)
   a refresh token comes with the offline_access scope (for clients registering that grant type);
-  tokens live in memory only, and are never logged.
+  tokens live in memory only, and are never logged. With --auth-dpop (RFC 9449) every token request
+  needs a DPoP proof, tokens are "DPoP" tokens bound to its key and /mcp wants "Authorization: DPoP
+  TOKEN" with a proof per request (--auth-dpop-nonce: proofs must carry the server's DPoP-Nonce).
 
 limits: a task ttl (2025-11-25) or keepAlive (sep1686) is clamped to [1000, --max-ttl] ms, a
 missing one is --default-ttl; ext tasks get --default-ttl. ttl counts from creation, keepAlive
@@ -174,6 +176,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answer the first poll of each device code with slow_down (to try a client's back-off)",
     )
+    auth.add_argument(
+        "--auth-dpop",
+        action="store_true",
+        help="DPoP-bound tokens only (RFC 9449): a proof with every token request and every /mcp request",
+    )
+    auth.add_argument(
+        "--auth-dpop-nonce",
+        action="store_true",
+        help="with --auth-dpop: proofs must carry the server's nonce (use_dpop_nonce + DPoP-Nonce first)",
+    )
     parser.add_argument(
         "--log-level",
         default="warning",
@@ -207,6 +219,8 @@ def _auth_settings(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             device_interval=args.auth_device_interval,
             device_ttl=args.auth_device_ttl,
             device_slow_down=args.auth_device_slow_down,
+            dpop=args.auth_dpop,
+            dpop_nonce=args.auth_dpop_nonce,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -8,7 +8,8 @@ front of ``/mcp``. Everything lives on the demo's own origin (``http://127.0.0.1
                                                    issuer is ``http://127.0.0.1:PORT``
 ``POST /register``                                 dynamic client registration (RFC 7591), JSON
 ``GET|POST /authorize``                            approves at once: 302 to the redirect URI
-``POST /token``                                    form-encoded token requests
+``POST /token``                                    form-encoded token requests (with
+                                                   ``--auth-dpop``: and a ``DPoP`` proof)
 ``POST /device_authorization``                     a device code and a user code (RFC 8628)
 ``GET /device?user_code=CODE[&deny=1]``            the person approves (or refuses) the code
 ==============================================  ===============================================
@@ -87,7 +88,10 @@ class DemoAuth:
                 message = json.loads(await request.body())  # starlette keeps the body for the endpoint
             except ValueError:
                 message = None  # the endpoint answers the parse error, once the token is checked
-        reply = self.resource.check(request.headers.get("authorization"), message)
+        proof = request.headers.get("dpop")
+        reply = self.resource.check(
+            request.headers.get("authorization"), message, proof=proof, method=request.method
+        )
         return None if reply is None else to_response(reply)
 
     async def _resource_metadata(self, request: Request) -> Response:
@@ -117,7 +121,10 @@ class DemoAuth:
         form = await self._form(request)
         if isinstance(form, Response):
             return form
-        return to_response(self.authorization_server.token(form, request.headers.get("authorization")))
+        headers = request.headers
+        return to_response(
+            self.authorization_server.token(form, headers.get("authorization"), headers.get("dpop"))
+        )
 
     async def _device_authorization(self, request: Request) -> Response:
         form = await self._form(request)

@@ -28,7 +28,11 @@ HTTP layer read (query pairs, form pairs, a JSON body, the ``Authorization`` hea
   ``redirect_uri``, ``resource`` checked; client authentication by the registered method only) and
   ``refresh_token`` (rotated on every use; presenting a rotated one again revokes everything issued
   from that grant, OAuth 2.1 §4.3.1). A refresh token is issued only when ``offline_access`` was
-  granted and the client registered the ``refresh_token`` grant type.
+  granted and the client registered the ``refresh_token`` grant type;
+* with ``--auth-dpop`` (RFC 9449): the metadata lists ``dpop_signing_alg_values_supported``, every
+  token request needs a ``DPoP`` proof (:mod:`.dpop_check`) and its tokens are ``token_type`` ``DPoP``,
+  bound to the proof key's thumbprint (refresh tokens too: a refresh with another key is refused);
+  with ``--auth-dpop-nonce`` a proof without the server's nonce is answered ``use_dpop_nonce``.
 
 Tokens, codes and client secrets are opaque random strings (256 bits) kept in memory; nothing here
 logs one. Every table is bounded (the oldest entries go first).
@@ -47,6 +51,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_plus, urlencode, urlsplit, urlunsplit
+
+from . import dpop_check
+from .dpop_check import ProofChecker, ProofError
 
 logger = logging.getLogger("mcp_tasks_jupyter.demo")
 
@@ -113,6 +120,10 @@ class AuthSettings:
     device_interval: int = 5
     device_ttl: int = 600
     device_slow_down: bool = False
+    #: DPoP (RFC 9449): tokens bound to the client's key (``--auth-dpop``), and whether proofs must
+    #: carry the server's nonce (``--auth-dpop-nonce``).
+    dpop: bool = False
+    dpop_nonce: bool = False
 
     def __post_init__(self) -> None:
         if self.token_ttl < 1:
@@ -123,6 +134,8 @@ class AuthSettings:
             raise ValueError("--auth-device-ttl must be 1 to 3600 seconds")
         if self.client_secret is not None and not self.client_id:
             raise ValueError("--auth-client-secret needs --auth-client-id")
+        if self.dpop_nonce and not self.dpop:
+            raise ValueError("--auth-dpop-nonce needs --auth-dpop")
         for scope in (*self.scopes, *self.tool_scopes.values()):
             if not scope or not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", scope):
                 raise ValueError(f"not a valid OAuth scope: {scope!r}")
@@ -183,6 +196,7 @@ class AccessToken:
     resource: str
     expires_at: float
     grant: str  # the grant it came from (revoked together on refresh token reuse)
+    jkt: str | None = None  # DPoP: the thumbprint of the key it is bound to
 
 
 @dataclass
@@ -191,6 +205,7 @@ class RefreshToken:
     scope: tuple[str, ...]
     resource: str
     grant: str
+    jkt: str | None = None
 
 
 def _token() -> str:
@@ -288,6 +303,9 @@ class DemoAuthorizationServer:
         self._rotated: dict[str, str] = {}  # refresh token already used -> its grant
         self.devices: dict[str, PendingDevice] = {}  # device code -> its state
         self.user_codes: dict[str, str] = {}  # user code (normalised) -> device code
+        #: DPoP proofs, checked for the token endpoint and the resource alike (one replay memory).
+        self.proofs = ProofChecker(use_nonce=settings.dpop_nonce)
+        self._jkt: str | None = None  # the key of the token request being answered
         if settings.client_id is not None:
             secret = settings.client_secret
             methods = frozenset({"none"} if secret is None else {"client_secret_basic", "client_secret_post"})
@@ -335,7 +353,7 @@ class DemoAuthorizationServer:
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": True,
             "client_id_metadata_document_supported": False,
-        }
+        } | ({"dpop_signing_alg_values_supported": list(dpop_check.ALGORITHMS)} if self.settings.dpop else {})
 
     # -- registration (RFC 7591) -----------------------------------------------------------------
 
@@ -558,8 +576,15 @@ class DemoAuthorizationServer:
 
     # -- token endpoint --------------------------------------------------------------------------
 
-    def token(self, form: Sequence[tuple[str, str]], authorization: str | None) -> Reply:
-        """``POST /token`` (form-encoded): the ``authorization_code`` and ``refresh_token`` grants."""
+    def token(self, form: Sequence[tuple[str, str]], authorization: str | None, proof: str | None = None) -> Reply:
+        """``POST /token`` (form-encoded): the ``authorization_code`` and ``refresh_token`` grants;
+        ``proof``: the ``DPoP`` header (required with ``--auth-dpop``)."""
+        self._jkt = None
+        if self.settings.dpop:
+            checked = self.proofs.check(proof, "POST", self.token_endpoint)
+            if isinstance(checked, ProofError):
+                return oauth_error(400, checked.error, checked.description, self.nonce_header)
+            self._jkt = checked
         params = _single(form)
         if isinstance(params, str):
             return oauth_error(400, "invalid_request", f"the parameter {params} is given more than once")
@@ -671,6 +696,9 @@ class DemoAuthorizationServer:
         if record.client_id != client.client_id:
             self.refresh_tokens[presented] = record
             return oauth_error(400, "invalid_grant", "the refresh token was issued to another client")
+        if record.jkt is not None and record.jkt != self._jkt:
+            self.refresh_tokens[presented] = record
+            return oauth_error(400, "invalid_dpop_proof", "the refresh token is bound to another DPoP key")
         scope = record.scope
         if "scope" in params:
             asked = _scope_list(params["scope"])
@@ -695,18 +723,20 @@ class DemoAuthorizationServer:
         _bounded_put(
             self.access_tokens,
             access,
-            AccessToken(client.client_id, frozenset(scope), resource, self.clock() + ttl, grant),
+            AccessToken(client.client_id, frozenset(scope), resource, self.clock() + ttl, grant, self._jkt),
         )
         answer: dict[str, Any] = {
             "access_token": access,
-            "token_type": "Bearer",
+            "token_type": "Bearer" if self._jkt is None else "DPoP",
             "expires_in": ttl,
             "scope": " ".join(scope),
         }
         kept = refresh_scope or scope  # a narrower refresh keeps the grant's scope for the next one
         if OFFLINE_ACCESS in kept and "refresh_token" in client.grant_types:
             refresh = _token()
-            _bounded_put(self.refresh_tokens, refresh, RefreshToken(client.client_id, kept, resource, grant))
+            _bounded_put(
+                self.refresh_tokens, refresh, RefreshToken(client.client_id, kept, resource, grant, self._jkt)
+            )
             answer["refresh_token"] = refresh
         return Reply(200, answer, NO_STORE)
 
@@ -725,6 +755,11 @@ class DemoAuthorizationServer:
         # (a device code is kept a while after it expired, to answer expired_token, not invalid_grant)
         for code in [code for code, record in self.devices.items() if record.expires_at + EXPIRED_KEPT <= now]:
             self._forget_device(code)
+
+    @property
+    def nonce_header(self) -> dict[str, str]:
+        """The ``DPoP-Nonce`` header to send with a refusal (with ``--auth-dpop-nonce``)."""
+        return {"DPoP-Nonce": self.proofs.nonce} if self.settings.dpop_nonce else {}
 
     # -- for the resource server -----------------------------------------------------------------
 

@@ -9,6 +9,11 @@
   of a tool with a ``--auth-tool-scope``, that scope too): 403 with ``error="insufficient_scope"``
   and ``scope`` listing all the scopes the request needs.
 
+* A DPoP-bound token (``--auth-dpop``) only as ``Authorization: DPoP TOKEN`` with a ``DPoP`` proof
+  for this request (``htm``, ``htu``, ``ath``) signed by the key it is bound to; else 401 with
+  ``WWW-Authenticate: DPoP error="invalid_token"`` (or ``invalid_dpop_proof``, ``use_dpop_nonce``
+  with a ``DPoP-Nonce``). A Bearer token presented as DPoP is refused too.
+
 Tokens never appear in an answer or a log line.
 """
 
@@ -17,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from . import dpop_check
 from .auth_server import AuthSettings, DemoAuthorizationServer, Reply
+from .dpop_check import ProofError
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
@@ -61,11 +68,14 @@ class ProtectedResource:
                 needed = (*needed, extra)
         return needed
 
-    def check(self, authorization: str | None, message: Any = None) -> Reply | None:
+    def check(
+        self, authorization: str | None, message: Any = None, *, proof: str | None = None, method: str = "POST"
+    ) -> Reply | None:
         """None when ``authorization`` (the header's value) carries a token good for ``message``
-        (the parsed JSON-RPC message of a POST; None for GET and DELETE); else the 401/403 answer."""
+        (the parsed JSON-RPC message of a POST; None for GET and DELETE) and, for a DPoP-bound token,
+        ``proof`` (the ``DPoP`` header) proves it for ``method`` on this resource; else the 401/403."""
         scheme, _, token = (authorization or "").strip().partition(" ")
-        if scheme.lower() != "bearer":
+        if scheme.lower() not in ("bearer", "dpop"):
             return self._challenge(
                 401, None, "this MCP server needs an OAuth access token", self.settings.required
             )
@@ -77,12 +87,44 @@ class ProtectedResource:
             )
         if self.authorization_server.expired(record):
             return self._challenge(401, "invalid_token", "the access token expired", self.settings.required)
+        refused = self._dpop_problem(scheme.lower() == "dpop", token, record.jkt, proof, method)
+        if refused is not None:
+            return refused
         needed = self.needed_scopes(message)
         missing = [scope for scope in needed if scope not in record.scope]
         if missing:
             description = f"this request needs the scope {' '.join(missing)}"
             return self._challenge(403, "insufficient_scope", description, needed)
         return None
+
+    def _dpop_problem(
+        self, as_dpop: bool, token: str, jkt: str | None, proof: str | None, method: str
+    ) -> Reply | None:
+        """None when the token is presented as it is bound (Bearer, or DPoP with a good proof)."""
+        if jkt is None:
+            if as_dpop:
+                return self._dpop_challenge(
+                    "invalid_token", "this access token is not DPoP-bound: send it as Bearer"
+                )
+            return None
+        if not as_dpop:
+            return self._dpop_challenge("invalid_token", "this access token is DPoP-bound: send it as DPoP")
+        checked = self.authorization_server.proofs.check(proof, method, self.resource, token)
+        if isinstance(checked, ProofError):
+            return self._dpop_challenge(checked.error, checked.description)
+        if checked != jkt:
+            return self._dpop_challenge("invalid_dpop_proof", "the DPoP proof is signed by another key")
+        return None
+
+    def _dpop_challenge(self, error: str, description: str) -> Reply:
+        params = [
+            f"error={_quoted(error)}",
+            f"error_description={_quoted(description)}",
+            f"algs={_quoted(' '.join(dpop_check.ALGORITHMS))}",
+            f"resource_metadata={_quoted(self.metadata_url)}",
+        ]
+        headers = {"WWW-Authenticate": "DPoP " + ", ".join(params), **self.authorization_server.nonce_header}
+        return Reply(401, {"error": error, "error_description": description}, headers)
 
     def _challenge(self, status: int, error: str | None, description: str, scopes: Iterable[str]) -> Reply:
         params = [f"resource_metadata={_quoted(self.metadata_url)}"]

@@ -86,11 +86,13 @@ def start_auth_demo(
     tool_scopes: Mapping[str, str] | None = None,
     client_id: str | None = None,
     client_secret: str | None = None,
+    dpop: bool = False,
+    dpop_nonce: bool = False,
 ) -> Iterator[AuthDemo]:
     """Run ``demo --http --port 0 --auth --token-ttl N --auth-scopes S [--auth-tool-scope T=S]...
-    [--auth-client-id ID [--auth-client-secret SECRET]] ARGS`` for the block and yield it once it
-    listens. ``extra_args`` go to the demo (``--faults`` and ``--conformance`` too: then it is
-    tests/support/demo_server.py)."""
+    [--auth-client-id ID [--auth-client-secret SECRET]] [--auth-dpop [--auth-dpop-nonce]] ARGS`` for
+    the block and yield it once it listens. ``extra_args`` go to the demo (``--faults`` and
+    ``--conformance`` too: then it is tests/support/demo_server.py)."""
     argv = ["--http", "--port", "0", "--auth", "--token-ttl", str(token_ttl), "--auth-scopes", scopes]
     for tool, scope in (tool_scopes or {}).items():
         argv += ["--auth-tool-scope", f"{tool}={scope}"]
@@ -98,6 +100,7 @@ def start_auth_demo(
         argv += ["--auth-client-id", client_id]
     if client_secret is not None:
         argv += ["--auth-client-secret", client_secret]
+    argv += ["--auth-dpop"] * dpop + ["--auth-dpop-nonce"] * dpop_nonce
     with spawn(demo_argv(*argv, *extra_args, python=PYTHON), env=python_env()) as process:
         url = wait_for_stdout(process, LISTENING_LINE, START_TIMEOUT).group(1)
         yield AuthDemo(url, process)
@@ -226,16 +229,22 @@ def sign_in(
 ) -> Tokens:
     """Register (unless ``client`` is given), authorize and redeem the code: the tokens."""
     client = client or register(demo, auth_method=auth_method)
+    return _tokens(client, token_request(demo, client, code_form(demo, client, scope=scope)))
+
+
+def code_form(
+    demo: AuthDemo, client: RegisteredClient, *, scope: str = "mcp:tools offline_access"
+) -> dict[str, str]:
+    """Authorize ``client``: the token request's form that redeems its code (without client authentication)."""
     pkce = Pkce.new()
     params = redirect_params(authorize(demo, client, pkce, scope=scope))
-    form = {
+    return {
         "grant_type": "authorization_code",
         "code": params["code"],
         "redirect_uri": client.redirect_uri,
         "code_verifier": pkce.verifier,
         "resource": demo.url,
     }
-    return _tokens(client, token_request(demo, client, form))
 
 
 def refresh(demo: AuthDemo, tokens: Tokens) -> Tokens:
