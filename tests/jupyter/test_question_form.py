@@ -281,8 +281,9 @@ async def test_cancelling_the_task_closes_the_form_and_answers_with_an_error_not
         form["state"] == "withdrawn" and form["note"] == "the task was cancelled before this question was answered"
     )
     answer(widget, content={"interpretation": "tides (history)"})  # a late click
-    await asyncio.sleep(0.3)
-    # The server hears that the question went stale, never an answer to it.
+    # The server hears that the question went stale, never an answer to it (sent on the loop: waited for).
+    await eventually(lambda: bool(nb.sent.to(request_id)), timeout=WAIT, what="the reply to the stale question")
+    await asyncio.sleep(0.3)  # and nothing after it: a late click's answer would come within this
     [reply] = nb.sent.to(request_id)
     assert "result" not in reply and "has already ended (cancelled)" in reply["error"]["message"]
     assert task.answered == [] and widget.questions[-1]["state"] == "withdrawn"
