@@ -17,40 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..redact import REDACTED
+from . import database
 from .backend import IndexBackend
 
 #: Every column of the ``tasks`` table, ``id`` first.
-COLUMNS = (
-    "id",
-    "server_name",
-    "target",
-    "transport",
-    "protocol",
-    "dialect",
-    "tool",
-    "arguments",
-    "args_key",
-    "task_id",
-    "notebook",
-    "out_var",
-    "created_at",
-    "ttl_ms",
-    "status",
-    "status_message",
-    "result",
-    "recorded_at",
-    "updated_at",
-    "server_software",
-    "server_version",
-    "started_at",
-    "finished_at",
-    "questions",
-    "error",
-    "server_status",
-    "username",
-    "hostname",
-    "pid",
-)
+COLUMNS = tuple(name for name, _ in database.COLUMNS)
 _ARGUMENTS, _ARGS_KEY = COLUMNS.index("arguments"), COLUMNS.index("args_key")
 
 

@@ -47,41 +47,47 @@ ADDED_IN_4 = (
     ("pid", "INTEGER"),
 )
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS tasks (
-    id INTEGER PRIMARY KEY,
-    server_name TEXT NOT NULL,
-    target TEXT NOT NULL,
-    transport TEXT,
-    protocol TEXT,
-    dialect TEXT,
-    tool TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    args_key TEXT NOT NULL,
-    task_id TEXT,
-    notebook TEXT,
-    out_var TEXT,
-    created_at TEXT,
-    ttl_ms INTEGER,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    result TEXT,
-    recorded_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    server_software TEXT,
-    server_version TEXT,
-    started_at REAL,
-    finished_at REAL,
-    questions TEXT,
-    error TEXT,
-    server_status TEXT,
-    username TEXT,
-    hostname TEXT,
-    pid INTEGER
-);
-CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);
-CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);
-"""
+#: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
+#: ``copy.py`` copies them all).
+COLUMNS = (
+    ("id", "INTEGER PRIMARY KEY"),
+    ("server_name", "TEXT NOT NULL"),
+    ("target", "TEXT NOT NULL"),
+    ("transport", "TEXT"),
+    ("protocol", "TEXT"),
+    ("dialect", "TEXT"),
+    ("tool", "TEXT NOT NULL"),
+    ("arguments", "TEXT NOT NULL"),
+    ("args_key", "TEXT NOT NULL"),
+    ("task_id", "TEXT"),
+    ("notebook", "TEXT"),
+    ("out_var", "TEXT"),
+    ("created_at", "TEXT"),
+    ("ttl_ms", "INTEGER"),
+    ("status", "TEXT NOT NULL"),
+    ("status_message", "TEXT"),
+    ("result", "TEXT"),
+    ("recorded_at", "REAL NOT NULL"),
+    ("updated_at", "REAL NOT NULL"),
+    ("server_software", "TEXT"),
+    ("server_version", "TEXT"),
+    ("started_at", "REAL"),
+    ("finished_at", "REAL"),
+    ("questions", "TEXT"),
+    ("error", "TEXT"),
+    ("server_status", "TEXT"),
+    ("username", "TEXT"),
+    ("hostname", "TEXT"),
+    ("pid", "INTEGER"),
+)
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS tasks (\n"
+    + ",\n".join(f"    {name} {declared}" for name, declared in COLUMNS)
+    + "\n);\n"
+    "CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);\n"
+    "CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);\n"
+)
 
 
 def is_busy(exc: BaseException) -> bool:

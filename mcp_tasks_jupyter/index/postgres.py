@@ -31,7 +31,7 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict
 
 from ..redact import scrub
-from .database import ADDED_IN_3, ADDED_IN_4, SCHEMA_VERSION, outcomes_from_results
+from .database import ADDED_IN_3, ADDED_IN_4, COLUMNS, SCHEMA_VERSION, outcomes_from_results
 from .location import IndexLocation
 
 log = logging.getLogger(__name__)
@@ -59,42 +59,21 @@ TYPES = {"TEXT": "TEXT", "REAL": "DOUBLE PRECISION", "INTEGER": "BIGINT"}
 #: SQLSTATEs of a refused sign-in (a wrong password, an unknown user): never worth retrying.
 AUTH_STATES = ("28P01", "28000")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS tasks (
-    id BIGINT PRIMARY KEY,
-    server_name TEXT NOT NULL,
-    target TEXT NOT NULL,
-    transport TEXT,
-    protocol TEXT,
-    dialect TEXT,
-    tool TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    args_key TEXT NOT NULL,
-    task_id TEXT,
-    notebook TEXT,
-    out_var TEXT,
-    created_at TEXT,
-    ttl_ms BIGINT,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    result TEXT,
-    recorded_at DOUBLE PRECISION NOT NULL,
-    updated_at DOUBLE PRECISION NOT NULL,
-    server_software TEXT,
-    server_version TEXT,
-    started_at DOUBLE PRECISION,
-    finished_at DOUBLE PRECISION,
-    questions TEXT,
-    error TEXT,
-    server_status TEXT,
-    username TEXT,
-    hostname TEXT,
-    pid BIGINT
-);
-CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);
-CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);
-CREATE TABLE IF NOT EXISTS mtj_schema (version INTEGER NOT NULL)
-"""
+
+def postgres_declared(declared: str) -> str:
+    """A column's SQLite declaration in PostgreSQL's types (``TYPES``; 63-bit ids and counts are BIGINT)."""
+    kind, _, rest = declared.partition(" ")
+    return " ".join(filter(None, (TYPES[kind], rest)))
+
+
+SCHEMA = (
+    "\nCREATE TABLE IF NOT EXISTS tasks (\n"
+    + ",\n".join(f"    {name} {postgres_declared(declared)}" for name, declared in COLUMNS)
+    + "\n);\n"
+    "CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);\n"
+    "CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);\n"
+    "CREATE TABLE IF NOT EXISTS mtj_schema (version INTEGER NOT NULL)\n"
+)
 
 
 def conninfo_params(url: str) -> dict[str, Any]:
