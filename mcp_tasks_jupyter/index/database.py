@@ -30,23 +30,6 @@ log = logging.getLogger(__name__)
 #: (``username``, ``hostname``, ``pid``). Older rows are re-derived from their stored result.
 SCHEMA_VERSION = 4
 
-#: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
-ADDED_IN_3 = (
-    ("server_software", "TEXT"),
-    ("server_version", "TEXT"),
-    ("started_at", "REAL"),
-    ("finished_at", "REAL"),
-    ("questions", "TEXT"),
-    ("error", "TEXT"),
-)
-#: The columns version 4 added.
-ADDED_IN_4 = (
-    ("server_status", "TEXT"),
-    ("username", "TEXT"),
-    ("hostname", "TEXT"),
-    ("pid", "INTEGER"),
-)
-
 #: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
 #: ``copy.py`` copies them all).
 COLUMNS = (
@@ -80,6 +63,15 @@ COLUMNS = (
     ("hostname", "TEXT"),
     ("pid", "INTEGER"),
 )
+
+#: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
+ADDED_IN_3 = tuple(
+    column
+    for column in COLUMNS
+    if column[0] in ("server_software", "server_version", "started_at", "finished_at", "questions", "error")
+)
+#: The columns version 4 added.
+ADDED_IN_4 = tuple(column for column in COLUMNS if column[0] in ("server_status", "username", "hostname", "pid"))
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tasks (\n"
