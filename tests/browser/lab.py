@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from playwright.sync_api import Page, sync_playwright
 
 from tests.support.paths import PYTHON, REPO_ROOT
 from tests.support.processes import PeerProcess, free_port, python_env, spawn
@@ -159,3 +160,33 @@ def _shutdown(lab: Lab) -> None:
 
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "Lab", "running_lab"]
+
+
+@contextmanager
+def notebook_page(
+    lab: Lab,
+    notebook: str,
+    step_ms: int,
+    *,
+    size: tuple[int, int] = (1400, 900),
+    permissions: tuple[str, ...] = (),
+) -> Iterator[Page]:
+    """Chromium on ``notebook`` in ``lab`` (each wait bounded by ``step_ms``): the browser's console goes to
+    the test's output (shown when it fails), and at the end no page error may come from the extension."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+            if permissions:
+                context.grant_permissions(list(permissions))
+            page = context.new_page()
+            page.set_default_timeout(step_ms)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"[:500]))
+            page.goto(lab.page_url(notebook))
+            yield page
+            ours = [e for e in errors if "mcp" in e.lower()]
+            assert not ours, f"errors in the page from the extension: {ours}"
+        finally:
+            browser.close()

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import nbformat
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab
+from tests.browser.lab import Lab, notebook_page, running_lab
 from tests.support.paths import REPO_ROOT
 
 QUICKSTART = REPO_ROOT / "notebooks" / "01-quickstart.ipynb"
@@ -45,22 +45,8 @@ def page(lab: Lab) -> Iterator[Page]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     for old in [*SHOTS.glob("[0-9][0-9]-*.png"), *SHOTS.glob("failed-*.png")]:  # this module's only
         old.unlink()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            page = context.new_page()
-            page.set_default_timeout(STEP)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            # The browser's console goes to the test's output (shown when it fails).
-            page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"[:500]))
-            page.goto(lab.page_url("quickstart.ipynb"))
-            yield page
-            ours = [e for e in errors if "mcp" in e.lower()]
-            assert not ours, f"errors in the page from the extension: {ours}"
-        finally:
-            browser.close()
+    with notebook_page(lab, "quickstart.ipynb", STEP) as page:
+        yield page
 
 
 def shot(page: Page, name: str) -> None:

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
+from tests.browser.lab import Lab, notebook_page, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, shot
 from tests.jupyter.kernel_harness import DEMO_COMMAND
 
@@ -58,21 +58,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 @pytest.fixture(scope="module")
 def page(lab: Lab) -> Iterator[Page]:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            page = context.new_page()
-            page.set_default_timeout(STEP)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"[:500]))
-            page.goto(lab.page_url("fleet.ipynb"))
-            yield page
-            ours = [e for e in errors if "mcp" in e.lower()]
-            assert not ours, f"errors in the page from the extension: {ours}"
-        finally:
-            browser.close()
+    with notebook_page(lab, "fleet.ipynb", STEP) as page:
+        yield page
 
 
 def labelled(n: int) -> re.Pattern[str]:

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import nbformat
 import pytest
-from playwright.sync_api import Locator, Page, expect, sync_playwright
+from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
+from tests.browser.lab import Lab, notebook_page, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu, sidebar_row
 
 pytestmark = pytest.mark.timeout(600)
@@ -57,22 +57,17 @@ def page(lab: Lab) -> Iterator[Page]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     for old in SHOTS.glob("views-*.png"):
         old.unlink()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.grant_permissions(["clipboard-read", "clipboard-write"])
-            page = context.new_page()
-            page.set_default_timeout(STEP)
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"[:500]))
-            page.goto(lab.page_url("views.ipynb"))
-            yield page
-            ours = [e for e in errors if "mcp" in e.lower()]
-            assert not ours, f"errors in the page from the extension: {ours}"
-        finally:
-            browser.close()
+    with notebook_page(
+        lab,
+        "views.ipynb",
+        STEP,
+        size=(1400, 1000),
+        permissions=(
+            "clipboard-read",
+            "clipboard-write",
+        ),
+    ) as page:
+        yield page
 
 
 def shot(page: Page, name: str, target: Locator | None = None) -> None:
