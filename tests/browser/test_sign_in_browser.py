@@ -59,6 +59,26 @@ def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
+def expect_connected(page: Page) -> None:
+    """The cell says it signed in and connected, and its Sign in button is gone."""
+    outputs = page.locator(".jp-OutputArea-output")
+    expect(outputs.filter(has_text="signed in to secure")).to_be_visible()
+    expect(outputs.filter(has_text="connected secure")).to_be_visible()
+    expect(page.locator(".jp-OutputArea-output a", has_text="Sign in to secure")).to_have_count(0)
+
+
+def run_a_task(page: Page) -> None:
+    """A new cell runs a task on the signed-in server to its end (the token carries it)."""
+    notebook = page.locator(".jp-NotebookPanel:visible .jp-Notebook")
+    notebook.locator(".jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    notebook.locator(".jp-Cell").last.locator(".cm-content").click()
+    page.keyboard.insert_text("t = %mcp_task secure:slow_compute seconds=1")
+    page.keyboard.press("Shift+Enter")
+    expect(page.locator(".jp-Notebook .mtj-task .mtj-badge").last).to_have_text(re.compile("completed"))
+
+
 def test_sign_in_button_opens_the_authorization_server_and_the_cell_goes_on(page: Page) -> None:
     expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
@@ -77,18 +97,8 @@ def test_sign_in_button_opens_the_authorization_server_and_the_cell_goes_on(page
     tab.screenshot(path=str(SHOTS / "sign-in-02-signed-in-tab.png"))
     tab.close()
 
-    outputs = page.locator(".jp-OutputArea-output")
-    expect(outputs.filter(has_text="signed in to secure")).to_be_visible()
-    expect(outputs.filter(has_text="connected secure")).to_be_visible()
-    expect(page.locator(".jp-OutputArea-output a", has_text="Sign in to secure")).to_have_count(0)
+    expect_connected(page)
     shot(page, "sign-in-03-connected")
 
-    notebook = page.locator(".jp-NotebookPanel:visible .jp-Notebook")
-    notebook.locator(".jp-Cell").last.click()
-    page.keyboard.press("Escape")
-    page.keyboard.press("b")
-    notebook.locator(".jp-Cell").last.locator(".cm-content").click()
-    page.keyboard.insert_text("t = %mcp_task secure:slow_compute seconds=1")
-    page.keyboard.press("Shift+Enter")
-    expect(page.locator(".jp-Notebook .mtj-task .mtj-badge").last).to_have_text(re.compile("completed"))
+    run_a_task(page)
     shot(page, "sign-in-04-task-with-the-token")

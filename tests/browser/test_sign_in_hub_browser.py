@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect, sync_playwright
 
 from tests.browser.lab import CHROMIUM, CHROMIUM_ARGS, Lab, running_lab, write_notebook
+from tests.browser.test_sign_in_browser import expect_connected, run_a_task
 from tests.support.auth_demo import AuthDemo, start_auth_demo
 from tests.support.paths import REPO_ROOT
 
@@ -130,19 +131,9 @@ def test_sign_in_through_the_jupyter_server_and_run_a_task(page: Page, lab: Lab,
     tab.screenshot(path=str(SHOTS / "hub-sign-in-03-signed-in-tab.png"))
     tab.close()
 
-    outputs = page.locator(".jp-OutputArea-output")
-    expect(outputs.filter(has_text="signed in to secure")).to_be_visible()
-    expect(outputs.filter(has_text="connected secure")).to_be_visible()
-    expect(page.locator(".jp-OutputArea-output a", has_text="Sign in to secure")).to_have_count(0)
+    expect_connected(page)
     shot(page, "hub-sign-in-04-connected")
 
-    notebook = page.locator(".jp-NotebookPanel:visible .jp-Notebook")
-    notebook.locator(".jp-Cell").last.click()
-    page.keyboard.press("Escape")
-    page.keyboard.press("b")
-    notebook.locator(".jp-Cell").last.locator(".cm-content").click()
-    page.keyboard.insert_text("t = %mcp_task secure:slow_compute seconds=1")
-    page.keyboard.press("Shift+Enter")
-    expect(page.locator(".jp-Notebook .mtj-task .mtj-badge").last).to_have_text(re.compile("completed"))
+    run_a_task(page)
     shot(page, "hub-sign-in-05-task-with-the-token")
     assert network.refused == [], network.refused  # nothing ever needed the kernel's loopback
