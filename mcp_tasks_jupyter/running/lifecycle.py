@@ -509,7 +509,7 @@ class TaskLifecycle:
         while (due := max(self._due(handle, last_poll), not_before)) > loop.time():
             # Looked at before each sleep: a push may have ended the task in the same loop pass as the
             # alarm rang (both set the event), and the next due time is then ten intervals away.
-            if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
+            if handle.status in TERMINAL:
                 return
             wake.clear()
             alarm = self._clock.at(due, wake)
@@ -517,6 +517,10 @@ class TaskLifecycle:
                 await wake.wait()
             finally:
                 alarm.cancel()  # woken otherwise (or stopped): the clock forgets it
+            if alarm.rang:
+                continue  # the due time may have moved on meanwhile (pushes began): look again
+            if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
+                return
 
     # -- what the dialect reports (TaskEvents) ----------------------------------------------------
 
