@@ -125,11 +125,14 @@ def test_quickstart_widget_sidebar_cancel_and_notification(page: Page) -> None:
 
     # 5. a task that completes while its notebook is out of sight raises a notification
     # (its label is markup, which a server may send: shown as text, never as HTML)
-    add_cell_and_run(page, 'later = %mcp_task demo:slow_compute seconds=4 label="<b>later</b>"')
+    # (long enough that hiding the notebook on a loaded machine comes before it ends: a task that ends
+    # while its cell is in sight raises no notification, which is right, and would fail this step)
+    add_cell_and_run(page, 'later = %mcp_task demo:slow_compute seconds=12 label="<b>later</b>"')
     later_row = sidebar_row(page, "slow_compute").first
     expect(later_row.locator(".mtj-task-status")).to_have_text("working")
     page.get_by_role("main").get_by_role("button", name="New Launcher").click()  # hides the notebook
     expect(page.locator(".jp-Launcher:visible")).to_be_visible()
+    expect(later_row.locator(".mtj-task-status")).to_have_text("working", timeout=1000)
     toast = page.locator(".Toastify__toast", has_text="MCP task").filter(has_text="slow_compute")
     expect(toast).to_contain_text("completed")
     page.wait_for_timeout(1000)  # for the picture only: the toast slides in
