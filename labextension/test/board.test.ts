@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import board, {
+  applyRows,
   arrange,
   type BoardRow,
   clockText,
@@ -269,6 +270,55 @@ describe('board widget', () => {
     expect(first!.isConnected).toBe(false);
   });
 
+  it("draws the rows the kernel sent alone, into the model's rows (for later views and the saved state)", async () => {
+    const rows = [row(1), row(2), row(3)];
+    const { el, model } = mount(board, state(rows));
+    board.initialize!({ model });
+    const second = el.querySelectorAll('tbody tr')[1];
+    const changed = row(2, {
+      status: 'completed',
+      finished: NOW,
+      message: 'done'
+    });
+    model.receive({ type: 'rows', rows: [changed], sent_at: NOW + 60 });
+    vi.advanceTimersToNextFrame();
+    expect(texts(el, '.mtj-badge')).toEqual([
+      'working',
+      'completed',
+      'working'
+    ]);
+    expect(el.querySelectorAll('tbody tr')[1]).toBe(second);
+    expect(model.get('rows')).toBe(rows);
+    expect(rows[1]).toBe(changed);
+    expect(model.saves).toBe(0);
+    // the kernel's clock is learnt from the message: a minute ahead, the elapsed times say so
+    vi.advanceTimersByTime(1000);
+    expect(texts(el, '.mtj-board-elapsed')[0]).toBe('1 min 11 s');
+    // a view opened afterwards starts from them; other messages and unknown keys change nothing
+    model.receive({
+      type: 'rows',
+      rows: [row(9, { status: 'failed' })],
+      sent_at: NOW
+    });
+    model.receive({ type: 'other', rows: [row(1, { status: 'failed' })] });
+    const later = mount(board, model.state);
+    expect(texts(later.el, '.mtj-badge')).toEqual([
+      'working',
+      'completed',
+      'working'
+    ]);
+  });
+
+  it('puts the same rows message in once, and ignores keys it does not hold', () => {
+    const rows = [row(1), row(2)];
+    const done = row(1, { status: 'completed' });
+    expect(applyRows(rows, [done])).toBe(true);
+    expect(applyRows(rows, [done])).toBe(false);
+    expect(applyRows(rows, [row(5)])).toBe(false);
+    expect(applyRows(undefined, [done])).toBe(false);
+    expect(rows.map(r => r.status)).toEqual(['completed', 'working']);
+  });
+
   it('sends Cancel for one row, by its key', () => {
     const { el, model } = mount(board, state([row(7)]));
     const cancel = one<HTMLButtonElement>(el, '.mtj-cancel');
@@ -439,7 +489,9 @@ describe('board widget', () => {
 
   it('cleans up its listeners and its clock', () => {
     const { model, cleanup } = mount(board, state([row(1)]));
+    const stop = board.initialize!({ model });
     cleanup();
+    stop?.();
     expect(model.listenerCount).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });

@@ -6,6 +6,7 @@
 
 import type {
   ChangeEvent,
+  CustomListener,
   IWidgetModel,
   IWidgetModule
 } from '../src/widgets/anywidget';
@@ -28,7 +29,7 @@ export class FakeModel<State extends object> implements IWidgetModel<State> {
     for (const callback of [
       ...(this._listeners.get(`change:${String(key)}`) ?? [])
     ]) {
-      callback();
+      callback(undefined);
     }
   }
 
@@ -39,14 +40,25 @@ export class FakeModel<State extends object> implements IWidgetModel<State> {
     }
   }
 
-  on(event: ChangeEvent<State>, callback: () => void): void {
+  on(event: ChangeEvent<State>, callback: () => void): void;
+  on(event: 'msg:custom', callback: CustomListener): void;
+  on(event: string, callback: CustomListener): void {
     const list = this._listeners.get(event) ?? new Set();
     list.add(callback);
     this._listeners.set(event, list);
   }
 
-  off(event: ChangeEvent<State>, callback: () => void): void {
+  off(event: ChangeEvent<State>, callback: () => void): void;
+  off(event: 'msg:custom', callback: CustomListener): void;
+  off(event: string, callback: CustomListener): void {
     this._listeners.get(event)?.delete(callback);
+  }
+
+  /** A custom message from the kernel. */
+  receive(content: unknown): void {
+    for (const callback of [...(this._listeners.get('msg:custom') ?? [])]) {
+      callback(content);
+    }
   }
 
   save_changes(): void {
@@ -66,7 +78,7 @@ export class FakeModel<State extends object> implements IWidgetModel<State> {
     return n;
   }
 
-  private _listeners = new Map<string, Set<() => void>>();
+  private _listeners = new Map<string, Set<CustomListener>>();
 }
 
 /** A widget rendered into a fresh element attached to the document. */

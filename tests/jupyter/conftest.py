@@ -39,16 +39,20 @@ async def demo() -> AsyncIterator[mtj.Client]:
 
 
 class UpdateCounter:
-    """Counts the ``update`` messages a widget sends through its comm (ipywidgets 8: ``comm.send``)."""
+    """Counts the ``update`` messages a widget sends through its comm (ipywidgets 8: ``comm.send``);
+    ``sent`` keeps every message in order (``update`` and ``custom``)."""
 
     def __init__(self, widget: Any) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.sent: list[dict[str, Any]] = []
         comm = widget.comm
         send = comm.send
 
         def counting_send(data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
             if isinstance(data, dict) and data.get("method") == "update":
                 self.messages.append(data)
+            if isinstance(data, dict):
+                self.sent.append(data)
             send(data=data, metadata=metadata, buffers=buffers)
 
         comm.send = counting_send

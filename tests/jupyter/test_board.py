@@ -20,8 +20,8 @@ import pytest
 from mcp_tasks_jupyter.index.task_index import TaskIndex
 from mcp_tasks_jupyter.jupyter.display import make_board
 from mcp_tasks_jupyter.jupyter.runtime import Runtime
-from mcp_tasks_jupyter.jupyter.widgets import BoardWidget
-from mcp_tasks_jupyter.jupyter.widgets.board_widget import BOARD_INTERVAL
+from mcp_tasks_jupyter.jupyter.widgets import BoardWidget, board_widget
+from mcp_tasks_jupyter.jupyter.widgets.board_widget import BOARD_INTERVAL, ROWS_MESSAGE
 from tests.support import demo_stdio_argv, eventually
 
 from .conftest import DIALECT, WAIT, demo_client
@@ -81,6 +81,58 @@ async def test_1000_tasks_stay_compact_and_a_burst_of_1000_rows_is_one_update(co
         first_static = board.rows[1000]
         assert [first_static[k] for k in ("key", "tool", "server", "status")] == [-1, "?", "demo", "working"]
         assert first_static["live"] is False
+
+
+def replay(start: list[dict[str, Any]], sent: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows a browser holds after ``sent``, from ``start``: a state update replaces them all, a
+    rows message replaces the rows it carries (by key), as ``board.ts`` does."""
+    rows = [dict(row) for row in start]
+    for message in sent:
+        if message["method"] == "update" and "rows" in message["state"]:
+            rows = [dict(row) for row in message["state"]["rows"]]
+        elif message["method"] == "custom" and message["content"].get("type") == ROWS_MESSAGE:
+            at = {row["key"]: i for i, row in enumerate(rows)}
+            for row in message["content"]["rows"]:
+                rows[at[row["key"]]] = dict(row)
+    return rows
+
+
+async def test_while_the_rows_stay_the_same_ones_only_those_that_changed_are_sent(count_updates, monkeypatch):
+    async with demo_client("--poll-interval", "100") as client:
+        tasks = [
+            await client.start_task("slow_compute", {"seconds": seconds, "steps": int(4 * seconds), "label": f"t{i}"})
+            for i, seconds in enumerate((1.5, 6.0, 6.0))
+        ]
+        board = BoardWidget(tasks)
+        start = json.loads(json.dumps(board.rows))
+        updates = count_updates(board)
+        await eventually(lambda: tasks[0].done(), timeout=WAIT, what="the first task's end")
+        await asyncio.sleep(2 * BOARD_INTERVAL)
+        running = list(updates.sent)
+        # While the three rows stay on the board, only rows that changed go, one message a flush:
+        # never every row, and no state update carrying rows.
+        deltas = [m["content"] for m in running if m["method"] == "custom"]
+        assert len(deltas) >= 3, running
+        assert all(m["type"] == ROWS_MESSAGE and 1 <= len(m["rows"]) <= 3 for m in deltas)
+        assert any(len(m["rows"]) < 3 for m in deltas)
+        assert not [m for m in running if m["method"] == "update" and "rows" in m["state"]]
+        # ... the first task's end among them; the kernel's state is current all along.
+        assert any(row["key"] == 0 and row["status"] == "completed" for m in deltas for row in m["rows"])
+        assert replay(start, running) == board.rows == board.get_state()["rows"]
+
+        # A row's changes are sent whole at least every FULL_EVERY_S (what a notebook saved meanwhile keeps).
+        monkeypatch.setattr(board_widget, "FULL_EVERY_S", 0.3)
+        await asyncio.sleep(1.0)
+        assert [m for m in updates.sent[len(running) :] if m["method"] == "update" and "rows" in m["state"]]
+
+        # When the last task ends every row goes in a state update (nbclient and papermill save those).
+        await asyncio.wait_for(asyncio.gather(*(asyncio.shield(t._future) for t in tasks)), WAIT)
+        await asyncio.sleep(2 * BOARD_INTERVAL)
+        last = updates.sent[-1]
+        assert last["method"] == "update"
+        assert [row["status"] for row in last["state"]["rows"]] == ["completed"] * 3
+        assert replay(start, updates.sent) == board.rows
+        board.close()
 
 
 async def test_board_merges_live_handles_index_records_and_tasks_list(index_location):
@@ -176,6 +228,7 @@ async def test_board_merges_live_handles_index_records_and_tasks_list(index_loca
             widget.close()
     finally:
         await runtime.aclose()
+        runtime.index.close()
 
 
 def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself():

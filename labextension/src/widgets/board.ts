@@ -11,6 +11,10 @@
  * show only when the person turns "history" on. Rows can be ticked and
  * cancelled together, or every running task at once. The kernel's updates are
  * drawn at most once per animation frame (none while the page is hidden).
+ * While the board's rows stay the same ones the kernel sends only the rows that
+ * changed (a `rows` message, `board_widget.ROWS_MESSAGE`); they are put into the
+ * model's rows in place, so that a view opened later, and the widget state a
+ * saved notebook keeps, have them too, without being sent back to the kernel.
  */
 
 import { formatDuration } from '../format';
@@ -37,6 +41,55 @@ export interface BoardRow {
   args?: string;
   /** Where a history row comes from ("earlier kernel", a notebook, "the server's list"). */
   origin?: string;
+}
+
+/** The custom message with the rows that changed (`board_widget.ROWS_MESSAGE`). */
+export interface IRowsMessage {
+  type: 'rows';
+  rows: BoardRow[];
+  /** The kernel's clock when it sent them. */
+  sent_at: number;
+}
+
+export function isRowsMessage(content: unknown): content is IRowsMessage {
+  const message = content as Partial<IRowsMessage> | null;
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    message.type === 'rows' &&
+    Array.isArray(message.rows)
+  );
+}
+
+/** Where each key is in a rows array the kernel sent (its keys never move while it is current). */
+const positions = new WeakMap<BoardRow[], Map<number, number>>();
+
+/**
+ * Put `changed` into `rows` in place, each in the place of the row with its key (a key not
+ * there is ignored: the kernel sends every row when the set of rows changes). Applying the same
+ * message again changes nothing. Whether any row was replaced.
+ */
+export function applyRows(
+  rows: BoardRow[] | undefined,
+  changed: readonly BoardRow[]
+): boolean {
+  if (!Array.isArray(rows)) {
+    return false;
+  }
+  let at = positions.get(rows);
+  if (!at) {
+    at = new Map(rows.map((row, i) => [row.key, i]));
+    positions.set(rows, at);
+  }
+  let replaced = false;
+  for (const row of changed) {
+    const i = at.get(row?.key);
+    if (i !== undefined && rows[i] !== row) {
+      rows[i] = row;
+      replaced = true;
+    }
+  }
+  return replaced;
 }
 
 /** The fields a search looks in. */
@@ -740,13 +793,38 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   const frame = new FrameRequest(update);
   const scrolled = new FrameRequest(() => drawRows());
   wrap.addEventListener('scroll', scrolled.request, { passive: true });
+  const onRows = (content: unknown): void => {
+    if (isRowsMessage(content)) {
+      // (`initialize` put them in already; once more in case a reloaded module's came later)
+      applyRows(model.get('rows'), content.rows);
+      clock.learn(content.sent_at);
+      frame.request();
+    }
+  };
+  model.on('msg:custom', onRows);
   const stop = follow(model, TRAITS, frame.request, tick, clock);
   frame.flush();
   return () => {
     frame.cancel();
     scrolled.cancel();
+    model.off('msg:custom', onRows);
     stop();
   };
+}
+
+/** Once per model: the rows that changed go into its rows even while no view is on screen. */
+function initialize({
+  model
+}: {
+  model: IRenderProps<IBoardState>['model'];
+}): () => void {
+  const onRows = (content: unknown): void => {
+    if (isRowsMessage(content)) {
+      applyRows(model.get('rows'), content.rows);
+    }
+  };
+  model.on('msg:custom', onRows);
+  return () => model.off('msg:custom', onRows);
 }
 
 function setPx(
@@ -788,4 +866,7 @@ class FrameRequest {
   private _id: number | null = null;
 }
 
-export default { render } satisfies IWidgetModule<IBoardState>;
+export default {
+  initialize,
+  render
+} satisfies IWidgetModule<IBoardState>;

@@ -26,8 +26,15 @@ export class KernelClock {
     this._model.off('change:sent_at', this._onSentAt);
   }
 
+  /** What the kernel's clock read when it sent a message that came just now. */
+  learn(sentAt: unknown): void {
+    if (typeof sentAt === 'number' && Number.isFinite(sentAt)) {
+      this._offset = sentAt - Date.now() / 1000;
+    }
+  }
+
   private _onSentAt = (): void => {
-    this._offset = this._model.get('sent_at') - Date.now() / 1000;
+    this.learn(this._model.get('sent_at'));
   };
 
   /** Kernel clock minus browser clock, seconds. */

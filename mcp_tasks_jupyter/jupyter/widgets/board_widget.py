@@ -3,7 +3,10 @@ progress, start time, elapsed).
 
 The browser filters (search, status, server), sorts and pages the rows it has, shows the history
 rows (``live`` False) only when the person asks for them, and sends cancels (one row, the selected
-rows, every running one); the kernel only sends the compact rows, at most once per ``BOARD_INTERVAL``.
+rows, every running one); the kernel only sends the compact rows, at most once per ``BOARD_INTERVAL``,
+and of those only the rows that changed while the board's rows stay the same ones
+(:data:`ROWS_MESSAGE`): a thousand running tasks cost the browser what changed, not the whole table
+four times a second.
 A board made by :func:`~..display.make_board` follows the runtime: a task started after it was
 shown appears on it (:meth:`BoardWidget.follow`).
 """
@@ -32,6 +35,13 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two updates of the whole board, at most.
 BOARD_INTERVAL = 0.25
+#: Seconds between two sends of every row, at most, while only rows' contents change: between them
+#: the rows that changed go alone, as a custom message (``{"type": ROWS_MESSAGE, "rows": [...],
+#: "sent_at": t}``), and the widget's synced ``rows`` (what a notebook saved meanwhile keeps, and
+#: what a view opened later starts from) lags by at most this much until the board settles.
+FULL_EVERY_S = 10.0
+#: The custom message that carries the rows that changed.
+ROWS_MESSAGE = "rows"
 
 
 class BoardWidget(anywidget.AnyWidget):
@@ -97,6 +107,10 @@ class BoardWidget(anywidget.AnyWidget):
         self._publish: Callable[[], None] | None = None
         self._published = ""
         self._coalescer = Coalescer(self._flush, interval)
+        #: While set, a change of ``rows`` stays in the kernel (:meth:`_should_send_property`).
+        self._rows_unsent = False
+        #: When every row was last sent (monotonic seconds): the widget's first state carries them.
+        self._full_at = time.monotonic()
         for handle in handles:
             self._track(handle)
         super().__init__(
@@ -310,12 +324,44 @@ class BoardWidget(anywidget.AnyWidget):
             self._rows[key] = board_row(key, self._handles[key])
         self._dirty.clear()
         rows, total = self._visible_rows(), self._total()
-        if rows == self.rows and total == self.total:
+        changed = self._changed_rows(rows, total)
+        if changed == []:
+            return
+        if changed is not None and time.monotonic() - self._full_at < FULL_EVERY_S and self._unsubscribe:
+            self._rows_unsent = True
+            try:
+                self.rows = rows
+            finally:
+                self._rows_unsent = False
+            self.send({"type": ROWS_MESSAGE, "rows": changed, "sent_at": time.time()})
             return
         with self.hold_sync():
             self.rows, self.total = rows, total
             self.sent_at = time.time()
+        self._full_at = time.monotonic()
         self._publish_if_settled()
+
+    def _changed_rows(self, rows: list[dict[str, Any]], total: int) -> list[dict[str, Any]] | None:
+        """The rows that differ from those last synced, when the board's rows are the same ones in
+        the same order (else None: every row goes)."""
+        sent = self.rows
+        if total != self.total or len(rows) != len(sent):
+            return None
+        changed = []
+        for row, old in zip(rows, sent, strict=True):
+            if row is old:
+                continue
+            if row["key"] != old["key"]:
+                return None
+            if row != old:
+                changed.append(row)
+        return changed
+
+    def _should_send_property(self, key: str, value: Any) -> bool:
+        # The rows that changed went as a custom message: the state keeps them without sending all.
+        if key == "rows" and self._rows_unsent:
+            return False
+        return bool(super()._should_send_property(key, value))
 
     def _publish_if_settled(self) -> None:
         if self._publish is None or any(not h.done() for h in self._handles):
