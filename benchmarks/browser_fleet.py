@@ -16,8 +16,8 @@ view. Then, over S seconds of updates (10, tiny 3), read in the page:
 - frame times: the gaps between ``requestAnimationFrame`` callbacks (p95 and max);
 - comm messages a second per view, counted on the notebook's kernel connection (iopub
   ``comm_msg``): the side panel's channel (``mcp_tasks_jupyter.tasks`` updates) and the board's
-  widget (state updates carrying ``rows``); the websocket frames and bytes the page received
-  (Playwright) are in the notes;
+  widget (state updates carrying ``rows``, and its ``rows`` messages with the rows that changed);
+- the bytes a second the page received on its websockets (Playwright; the frames in the notes);
 - DOM elements in the whole document (and in the side panel and the board, in the notes);
 - filtering: the side panel's status filter set to "Completed" and back to "All", and a search
   typed into the board's search box and cleared (the control focused first, as a person's would
@@ -103,6 +103,7 @@ PROBE = """
     const data = msg.content.data || {};
     if (data.type === 'update' || data.type === 'snapshot') probe.sidebar++;
     else if (data.method === 'update' && data.state && 'rows' in data.state) probe.board++;
+    else if (data.method === 'custom' && data.content && data.content.type === 'rows') probe.board++;
     else probe.other++;
   };
   kernel.iopubMessage.connect(onIopub);
@@ -436,6 +437,13 @@ def rows(tasks: int, seconds: float, shots: Path | None, anchor_tasks: int = ANC
             "msg/s",
             f"<= {MAX_MSGS_PER_VIEW:g}/s",
             fleet.board_msgs <= MAX_MSGS_PER_VIEW,
+        ),
+        Row(
+            f"websocket bytes/s to the page, {tasks} tasks",
+            fleet.ws_kb,
+            ten,
+            anchor.ws_kb,
+            "KB/s",
         ),
         Row(
             f"DOM elements, {tasks} tasks",

@@ -41,9 +41,17 @@ export interface ISnapshotMessage {
 
 export interface IUpdateMessage {
   readonly type: 'update';
+  /** Whole entries: tasks new to this update's stream. */
   readonly tasks: ITask[];
+  /** Tasks held already: their key and only the fields that changed (the kernel's names). */
+  readonly changes: ITaskChange[];
   readonly removed: string[];
 }
+
+/** `{key, ...fields that changed}` of a task's entry, unvalidated until laid over the task. */
+export type ITaskChange = Readonly<Record<string, unknown>> & {
+  readonly key: string;
+};
 
 export interface ICancelResultMessage {
   readonly type: 'cancel_result';
@@ -109,6 +117,12 @@ export function parseKernelMessage(data: unknown): KernelMessage | null {
       return {
         type: 'update',
         tasks: Array.isArray(data.tasks) ? parseTasks(data.tasks) : [],
+        changes: Array.isArray(data.changes)
+          ? data.changes.filter(
+              (change: unknown): change is ITaskChange =>
+                isObject(change) && isNonEmptyString(change.key)
+            )
+          : [],
         removed: Array.isArray(data.removed)
           ? data.removed.filter(isNonEmptyString)
           : []
@@ -158,6 +172,32 @@ export function parseTask(raw: unknown): ITask | null {
     needsInput: raw.needs_input === true,
     cached: raw.cached === true,
     batch: optionalText(raw.batch)
+  };
+}
+
+/** `task` with `change` laid over it (validated as a whole entry); null if the result is not a task. */
+export function applyChange(task: ITask, change: ITaskChange): ITask | null {
+  return parseTask({ ...entryOf(task), ...change, key: task.key });
+}
+
+/** The kernel's entry `task` was read from (`parseTask`'s inverse, but for the cut texts). */
+function entryOf(task: ITask): Record<string, unknown> {
+  return {
+    key: task.key,
+    task_id: task.taskId,
+    tool: task.tool,
+    label: task.label,
+    server: task.server,
+    status: task.status,
+    message: task.message,
+    started: task.started,
+    finished: task.finished,
+    progress: task.progress,
+    total: task.total,
+    cell_id: task.cellId,
+    needs_input: task.needsInput,
+    cached: task.cached,
+    batch: task.batch
   };
 }
 

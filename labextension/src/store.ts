@@ -17,9 +17,11 @@ import type { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
+  applyChange,
   COMM_TARGET,
   FrontEndMessage,
   ITask,
+  type ITaskChange,
   isRunning,
   isWaiting,
   parseKernelMessage
@@ -271,7 +273,7 @@ export class KernelTaskStore implements IDisposable {
           this._useOnly(comm);
         }
         if (comm === this._comm) {
-          this._applyUpdate(msg.tasks, msg.removed);
+          this._applyUpdate(msg.tasks, msg.changes, msg.removed);
         }
         break;
       case 'cancel_result':
@@ -322,7 +324,27 @@ export class KernelTaskStore implements IDisposable {
     this._emit(RESET);
   }
 
-  private _applyUpdate(tasks: ITask[], removed: string[]): void {
+  private _applyUpdate(
+    whole: ITask[],
+    changes: ITaskChange[],
+    removed: string[]
+  ): void {
+    const tasks = [...whole];
+    let missed = false;
+    for (const change of changes) {
+      const previous = this._tasks.get(change.key);
+      const task = previous ? applyChange(previous, change) : null;
+      if (task) {
+        tasks.push(task);
+      } else if (!previous) {
+        missed = true;
+      }
+    }
+    if (missed && this._comm) {
+      // A change to a task never heard of: an update went missing (a dropped connection); the
+      // kernel's snapshot brings every task whole again.
+      this._send(this._comm, { type: 'hello' });
+    }
     const transitions: ITransition[] = [];
     for (const task of tasks) {
       const previous = this._tasks.get(task.key);

@@ -8,9 +8,11 @@ import board, {
   elapsedText,
   type IBoardState,
   type IBoardView,
+  type IRowsMessage,
   matches,
   OVERSCAN,
-  PAGE
+  PAGE,
+  type RowChange
 } from '../src/widgets/board';
 import { mount, one, settle, texts } from './fake-model';
 import { layout } from './layout';
@@ -275,11 +277,12 @@ describe('board widget', () => {
     const { el, model } = mount(board, state(rows));
     board.initialize!({ model });
     const second = el.querySelectorAll('tbody tr')[1];
-    const changed = row(2, {
+    const changed = {
+      key: 2,
       status: 'completed',
       finished: NOW,
       message: 'done'
-    });
+    };
     model.receive({ type: 'rows', rows: [changed], sent_at: NOW + 60 });
     vi.advanceTimersToNextFrame();
     expect(texts(el, '.mtj-badge')).toEqual([
@@ -289,7 +292,7 @@ describe('board widget', () => {
     ]);
     expect(el.querySelectorAll('tbody tr')[1]).toBe(second);
     expect(model.get('rows')).toBe(rows);
-    expect(rows[1]).toBe(changed);
+    expect(rows[1]).toEqual({ ...row(2), ...changed });
     expect(model.saves).toBe(0);
     // the kernel's clock is learnt from the message: a minute ahead, the elapsed times say so
     vi.advanceTimersByTime(1000);
@@ -311,12 +314,26 @@ describe('board widget', () => {
 
   it('puts the same rows message in once, and ignores keys it does not hold', () => {
     const rows = [row(1), row(2)];
-    const done = row(1, { status: 'completed' });
-    expect(applyRows(rows, [done])).toBe(true);
-    expect(applyRows(rows, [done])).toBe(false);
-    expect(applyRows(rows, [row(5)])).toBe(false);
-    expect(applyRows(undefined, [done])).toBe(false);
-    expect(rows.map(r => r.status)).toEqual(['completed', 'working']);
+    const message = (changes: RowChange[]): IRowsMessage => ({
+      type: 'rows',
+      rows: changes,
+      sent_at: NOW
+    });
+    const done = message([{ key: 1, status: 'completed' }]);
+    const first = rows[0];
+    expect(applyRows(rows, done)).toBe(true);
+    expect(rows[0]).not.toBe(first); // a new object: the views redraw the row
+    const drawn = rows[0];
+    expect(applyRows(rows, done)).toBe(false);
+    expect(rows[0]).toBe(drawn);
+    expect(applyRows(rows, message([{ key: 5, status: 'failed' }]))).toBe(
+      false
+    );
+    expect(applyRows(undefined, done)).toBe(false);
+    expect(rows.map(r => [r.status, r.tool])).toEqual([
+      ['completed', 'tool1'],
+      ['working', 'tool2']
+    ]);
   });
 
   it('sends Cancel for one row, by its key', () => {

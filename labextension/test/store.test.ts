@@ -29,6 +29,11 @@ function task(
   };
 }
 
+/** The `hello`s among what the store sent. */
+function hellos(sent: unknown[]): unknown[] {
+  return sent.filter(m => (m as { type?: string }).type === 'hello');
+}
+
 function setUp(status: Kernel.Status = 'idle'): {
   store: KernelTaskStore;
   kernel: FakeKernel;
@@ -99,6 +104,53 @@ describe('KernelTaskStore', () => {
     });
     expect(transitions).toHaveLength(2);
     expect(store.counts).toEqual({ running: 0, waiting: 1 });
+  });
+
+  it('lays changes over the tasks it holds, and asks again for all when one is unknown', () => {
+    const { store, kernel, changes, transitions } = setUp();
+    const comm = kernel.last;
+    comm.receive({
+      type: 'snapshot',
+      tasks: [task('a', { label: 'topic=tides', progress: 1, total: 10 })]
+    });
+    comm.receive({
+      type: 'update',
+      tasks: [task('b')],
+      changes: [{ key: 'a', progress: 2, message: 'step 2' }],
+      removed: []
+    });
+    const a = store.tasks.get('a');
+    expect([a?.label, a?.progress, a?.total, a?.message, a?.tool]).toEqual([
+      'topic=tides',
+      2,
+      10,
+      'step 2',
+      'research'
+    ]);
+    expect(changes[changes.length - 1].changed).toEqual(['b', 'a']);
+    comm.receive({
+      type: 'update',
+      tasks: [],
+      changes: [{ key: 'a', status: 'completed', finished: 105 }]
+    });
+    expect(transitions.map(t => t.current.status)).toEqual(['completed']);
+    expect(store.tasks.get('a')?.label).toBe('topic=tides');
+    // a change that would make the task unreadable is dropped; one about an unknown task means an
+    // update went missing: the store asks for a snapshot
+    comm.receive({
+      type: 'update',
+      tasks: [],
+      changes: [{ key: 'a', started: 'soon' }, { status: 'x' }, 'junk']
+    });
+    expect(store.tasks.get('a')?.started).toBe(100);
+    expect(hellos(comm.sent)).toHaveLength(0);
+    comm.receive({
+      type: 'update',
+      tasks: [],
+      changes: [{ key: 'zz', progress: 3 }]
+    });
+    expect(hellos(comm.sent)).toHaveLength(1);
+    expect(store.tasks.has('zz')).toBe(false);
   });
 
   it('drops what it cannot read', () => {

@@ -6,14 +6,19 @@ that already runs the library (page reload, notebook opened later), and the kern
 snapshot. Messages, kernel to front-end::
 
     {"type": "snapshot", "tasks": [TASK, ...]}                 every task of this kernel
-    {"type": "update", "tasks": [TASK, ...], "removed": []}    tasks that changed, coalesced
+    {"type": "update", "tasks": [TASK, ...], "changes": [CHANGE, ...], "removed": []}
+                                                               tasks that changed, coalesced
     {"type": "cancel_result", "key": K, "ok": bool, "error": str | None}
 
 front-end to kernel: ``{"type": "hello"}`` (send a snapshot), ``{"type": "cancel", "key": K}``,
 ``{"type": "oauth", "callback": URL | null}`` (the Jupyter server's sign-in route as the browser sees
 it, or none: ``sign_in_route.py``).
-TASK is :func:`task_entry`. Updates are coalesced to at most one message per
-:data:`UPDATE_INTERVAL_S` for all tasks together, whatever the servers send.
+TASK is :func:`task_entry`; a CHANGE is ``{"key": K, ...}`` with only the fields of a task's entry
+that differ from its entry in the previous update (a task's first entry in an update after a
+snapshot is whole, in ``tasks``): a thousand tasks ticking send their progress, not their names, four
+times a second. A front-end told of a change to a task it does not know asks for a snapshot.
+Updates are coalesced to at most one message per :data:`UPDATE_INTERVAL_S` for all tasks together,
+whatever the servers send.
 """
 
 from __future__ import annotations
@@ -89,6 +94,9 @@ class TasksChannel:
         #: entries may be older than the snapshot's).
         self._epoch = 0
         self._making = False
+        #: Each task's entry as the last update sent it (a snapshot clears them: every front-end
+        #: then gets whole entries, so none of them relies on an entry only another one was sent).
+        self._told: dict[str, dict[str, Any]] = {}
         #: Messages sent, by type (tests and benchmarks read it).
         self.sent: dict[str, int] = {}
         #: What the front end said about the Jupyter server's sign-in route.
@@ -123,7 +131,21 @@ class TasksChannel:
         self._dirty.clear()
         self._make(pending, [], self._epoch)
 
-    def _make(self, pending: list[tuple[str, TaskHandle]], tasks: list[dict[str, Any]], epoch: int) -> None:
+    def _entry(self, key: str, handle: TaskHandle) -> tuple[bool, dict[str, Any]]:
+        """``(True, entry)``: the task's whole entry, when no update since the last snapshot told
+        it; else ``(False, change)``: its fields that changed since."""
+        entry = task_entry(key, handle, self._cells[key])
+        told = self._told.get(key)
+        self._told[key] = entry
+        if told is None:
+            return True, entry
+        change = {name: value for name, value in entry.items() if told.get(name) != value}
+        change["key"] = key
+        return False, change
+
+    def _make(
+        self, pending: list[tuple[str, TaskHandle]], tasks: list[tuple[bool, dict[str, Any]]], epoch: int
+    ) -> None:
         """Make the update's entries ``ENTRIES_PER_SLICE`` at a time, one slice per loop pass, then send it."""
         if epoch != self._epoch:
             # A snapshot went out meanwhile (to one front-end): entries made before it may be older
@@ -134,24 +156,26 @@ class TasksChannel:
             self._coalescer.request()
             return
         start = len(tasks)
-        tasks.extend(
-            task_entry(key, handle, self._cells[key]) for key, handle in pending[start : start + ENTRIES_PER_SLICE]
-        )
+        tasks.extend(self._entry(key, handle) for key, handle in pending[start : start + ENTRIES_PER_SLICE])
         if len(tasks) < len(pending):
             self._making = True
             try:
                 asyncio.get_running_loop().call_soon(self._make, pending, tasks, epoch)
                 return
             except RuntimeError:  # no running loop (a plain script): make the rest now
-                tasks.extend(task_entry(key, handle, self._cells[key]) for key, handle in pending[len(tasks) :])
+                tasks.extend(self._entry(key, handle) for key, handle in pending[len(tasks) :])
         self._making = False
-        self._send({"type": "update", "tasks": tasks, "removed": []})
+        whole = [entry for is_whole, entry in tasks if is_whole]
+        changes = [entry for is_whole, entry in tasks if not is_whole and len(entry) > 1]
+        if whole or changes:
+            self._send({"type": "update", "tasks": whole, "changes": changes, "removed": []})
         if self._dirty:
             self._coalescer.request()  # changed while this update was being made
 
     def snapshot(self) -> dict[str, Any]:
         """Every task of this kernel, oldest first (an update still being made is made again)."""
         self._epoch += 1
+        self._told.clear()
         return {
             "type": "snapshot",
             "tasks": [task_entry(key, handle, self._cells[key]) for key, handle in self._handles.items()],

@@ -26,18 +26,36 @@ def channel_data(message: dict[str, Any], comm_id: str) -> dict[str, Any] | None
     return message["content"]["data"]
 
 
+def hold(held: dict[str, dict[str, Any]], data: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Apply one channel message to the tasks a front-end holds (as ``store.ts`` does: a snapshot's
+    entries, an update's whole entries, its changes laid over those held); the entries it touched."""
+    if data is None or data.get("type") not in ("snapshot", "update"):
+        return []
+    if data["type"] == "snapshot":
+        held.clear()
+    touched = [t["key"] for t in data["tasks"]]
+    held.update({t["key"]: t for t in data["tasks"]})
+    for change in data.get("changes", []):
+        held[change["key"]] = {**held[change["key"]], **change}
+        touched.append(change["key"])
+    return [dict(held[key]) for key in touched]
+
+
 def task_seen(nb: Notebook, comm_id: str, since: int, what: str, **expected: Any) -> dict[str, Any]:
-    """The first task entry on ``comm_id`` (from iopub message ``since`` on) with the ``expected`` fields."""
+    """The first task, as the front-end on ``comm_id`` holds it after a message from iopub message
+    ``since`` on, with the ``expected`` fields."""
+    held: dict[str, dict[str, Any]] = {}
+    for message in nb.iopub[:since]:
+        hold(held, channel_data(message, comm_id))
+    found: list[dict[str, Any]] = []
 
     def fits(message: dict[str, Any]) -> bool:
-        data = channel_data(message, comm_id)
-        return data is not None and any(
-            all(t.get(k) == v for k, v in expected.items()) for t in data.get("tasks", [])
-        )
+        touched = hold(held, channel_data(message, comm_id))
+        found.extend(t for t in touched if all(t.get(k) == v for k, v in expected.items()))
+        return bool(found)
 
-    data = channel_data(nb.wait(fits, what=what, since=since), comm_id)
-    assert data is not None
-    return next(t for t in data["tasks"] if all(t.get(k) == v for k, v in expected.items()))
+    nb.wait(fits, what=what, since=since)
+    return found[0]
 
 
 def open_from_frontend(nb: Notebook) -> tuple[str, int]:

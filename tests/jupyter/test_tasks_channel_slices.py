@@ -35,6 +35,19 @@ class Frontend:
     def updates(self) -> list[dict[str, Any]]:
         return [d for d in self.received if d["type"] == "update"]
 
+    def tasks(self) -> dict[str, dict[str, Any]]:
+        """Every task as the front-end holds it now (``store.ts``): a snapshot's entries, an update's
+        whole entries, and its changes laid over the entries held."""
+        held: dict[str, dict[str, Any]] = {}
+        for data in self.received:
+            if data["type"] == "snapshot":
+                held = {t["key"]: t for t in data["tasks"]}
+            elif data["type"] == "update":
+                held.update({t["key"]: t for t in data["tasks"]})
+                for change in data["changes"]:
+                    held[change["key"]] = {**held[change["key"]], **change}
+        return held
+
 
 async def _no_op(_handle: TaskHandle) -> None:
     return None
@@ -75,11 +88,21 @@ async def test_an_update_of_many_tasks_is_made_a_slice_per_loop_pass():
     (update,) = frontend.updates()
     assert [t["label"] for t in update["tasks"]] == [f"n={k}" for k in range(TASKS)]
 
-    # Later changes: one update with just those tasks, their latest state.
+    # Later changes: one update with just those tasks, and of each only what changed.
     for k, handle in enumerate(handles[:3]):
         handle.progress_reported({"progress": k + 1, "total": 10})
     await sent(frontend, 2)
-    assert [(t["key"], t["progress"]) for t in frontend.updates()[1]["tasks"]] == [("t1", 1), ("t2", 2), ("t3", 3)]
+    assert frontend.updates()[1]["tasks"] == []
+    assert frontend.updates()[1]["changes"] == [
+        {"key": f"t{k + 1}", "progress": k + 1, "total": 10} for k in range(3)
+    ]
+    held = frontend.tasks()
+    assert [(held[f"t{k}"]["label"], held[f"t{k}"]["progress"]) for k in (1, 2, 3, 4)] == [
+        ("n=0", 1),
+        ("n=1", 2),
+        ("n=2", 3),
+        ("n=3", None),
+    ]
 
 
 async def test_a_snapshot_while_an_update_is_made_leaves_no_older_entry_after_it():
@@ -95,6 +118,33 @@ async def test_a_snapshot_while_an_update_is_made_leaves_no_older_entry_after_it
     await sent(old, 1)
     # The update is made again after the snapshot: both front-ends end with every task's latest state.
     for frontend in (old, new):
-        latest = {t["key"]: t for d in frontend.received for t in d["tasks"]}
+        latest = frontend.tasks()
         assert len(latest) == TASKS and latest["t1"]["progress"] == 5
     assert all(t["progress"] == 5 for d in new.updates() for t in d["tasks"] if t["key"] == "t1")
+    # After the snapshot every entry goes whole once (the old front-end was never sent the
+    # snapshot's), then only changes.
+    handles[0].progress_reported({"progress": 6, "total": 10})
+    await sent(old, 2)
+    assert [c for d in old.updates()[1:] for c in d["changes"]] == [{"key": "t1", "progress": 6}]
+    for frontend in (old, new):
+        assert frontend.tasks()["t1"]["progress"] == 6
+
+
+async def test_a_front_end_that_missed_a_change_is_never_left_with_a_field_only_the_other_was_told():
+    """Two front-ends: one gets a snapshot between the updates the other gets; a field that changes
+    and changes back across that snapshot reaches both."""
+    runtime, old, new = Runtime(), Frontend(), Frontend()
+    channel = TasksChannel(runtime)
+    channel.open(old)
+    (handle,) = tracked(runtime, 1)
+    channel._coalescer.request(now=True)
+    await sent(old, 1)
+    assert old.tasks()["t1"]["needs_input"] is False
+    handle.question_opened(1, {"message": "which?"})
+    channel.opened_by_frontend(new, {})  # snapshot: it needs input; the old front-end still says no
+    handle.question_closed(1)
+    handle.progress_reported({"progress": 3, "total": 10})
+    channel._coalescer.request(now=True)
+    await sent(old, 2)
+    for frontend in (old, new):
+        assert (frontend.tasks()["t1"]["progress"], frontend.tasks()["t1"]["needs_input"]) == (3, False)

@@ -43,10 +43,13 @@ export interface BoardRow {
   origin?: string;
 }
 
+/** Of a row that changed, its key and the fields that changed. */
+export type RowChange = Partial<BoardRow> & { key: number };
+
 /** The custom message with the rows that changed (`board_widget.ROWS_MESSAGE`). */
 export interface IRowsMessage {
   type: 'rows';
-  rows: BoardRow[];
+  rows: RowChange[];
   /** The kernel's clock when it sent them. */
   sent_at: number;
 }
@@ -63,33 +66,36 @@ export function isRowsMessage(content: unknown): content is IRowsMessage {
 
 /** Where each key is in a rows array the kernel sent (its keys never move while it is current). */
 const positions = new WeakMap<BoardRow[], Map<number, number>>();
+/** The rows message last put into each rows array (the model's and a view's listener both see it). */
+const applied = new WeakMap<BoardRow[], IRowsMessage>();
 
 /**
- * Put `changed` into `rows` in place, each in the place of the row with its key (a key not
- * there is ignored: the kernel sends every row when the set of rows changes). Applying the same
- * message again changes nothing. Whether any row was replaced.
+ * Put the changes of `message` into `rows` in place: each row that changed becomes a new object,
+ * its fields laid over the old ones (a key not there is ignored: the kernel sends every row when
+ * the set of rows changes). The same message twice changes nothing. Whether any row changed.
  */
 export function applyRows(
   rows: BoardRow[] | undefined,
-  changed: readonly BoardRow[]
+  message: IRowsMessage
 ): boolean {
-  if (!Array.isArray(rows)) {
+  if (!Array.isArray(rows) || applied.get(rows) === message) {
     return false;
   }
+  applied.set(rows, message);
   let at = positions.get(rows);
   if (!at) {
     at = new Map(rows.map((row, i) => [row.key, i]));
     positions.set(rows, at);
   }
-  let replaced = false;
-  for (const row of changed) {
-    const i = at.get(row?.key);
-    if (i !== undefined && rows[i] !== row) {
-      rows[i] = row;
-      replaced = true;
+  let changed = false;
+  for (const change of message.rows) {
+    const i = at.get(change?.key);
+    if (i !== undefined) {
+      rows[i] = { ...rows[i], ...change };
+      changed = true;
     }
   }
-  return replaced;
+  return changed;
 }
 
 /** The fields a search looks in. */
@@ -796,7 +802,7 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
   const onRows = (content: unknown): void => {
     if (isRowsMessage(content)) {
       // (`initialize` put them in already; once more in case a reloaded module's came later)
-      applyRows(model.get('rows'), content.rows);
+      applyRows(model.get('rows'), content);
       clock.learn(content.sent_at);
       frame.request();
     }
@@ -820,7 +826,7 @@ function initialize({
 }): () => void {
   const onRows = (content: unknown): void => {
     if (isRowsMessage(content)) {
-      applyRows(model.get('rows'), content.rows);
+      applyRows(model.get('rows'), content);
     }
   };
   model.on('msg:custom', onRows);

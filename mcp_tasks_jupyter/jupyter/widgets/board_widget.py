@@ -36,12 +36,14 @@ log = logging.getLogger(__name__)
 #: Seconds between two updates of the whole board, at most.
 BOARD_INTERVAL = 0.25
 #: Seconds between two sends of every row, at most, while only rows' contents change: between them
-#: the rows that changed go alone, as a custom message (``{"type": ROWS_MESSAGE, "rows": [...],
-#: "sent_at": t}``), and the widget's synced ``rows`` (what a notebook saved meanwhile keeps, and
-#: what a view opened later starts from) lags by at most this much until the board settles.
+#: the rows that changed go alone, as a custom message (``{"type": ROWS_MESSAGE, "rows": [{"key": K,
+#: field: value, ...}, ...], "sent_at": t}``: each row's key and the fields that changed), and the
+#: widget's synced ``rows`` (what a notebook saved meanwhile keeps, and what a view opened later
+#: starts from) lags by at most this much until the board settles.
 FULL_EVERY_S = 10.0
-#: The custom message that carries the rows that changed.
+#: The custom message that carries the rows that changed (of each, its key and its changed fields).
 ROWS_MESSAGE = "rows"
+_ABSENT = object()
 
 
 class BoardWidget(anywidget.AnyWidget):
@@ -342,8 +344,8 @@ class BoardWidget(anywidget.AnyWidget):
         self._publish_if_settled()
 
     def _changed_rows(self, rows: list[dict[str, Any]], total: int) -> list[dict[str, Any]] | None:
-        """The rows that differ from those last synced, when the board's rows are the same ones in
-        the same order (else None: every row goes)."""
+        """Of each row that differs from the one last sent, its key and the fields that changed,
+        when the board's rows are the same ones in the same order (else None: every row goes)."""
         sent = self.rows
         if total != self.total or len(rows) != len(sent):
             return None
@@ -354,7 +356,9 @@ class BoardWidget(anywidget.AnyWidget):
             if row["key"] != old["key"]:
                 return None
             if row != old:
-                changed.append(row)
+                change = {name: value for name, value in row.items() if old.get(name, _ABSENT) != value}
+                change["key"] = row["key"]
+                changed.append(change)
         return changed
 
     def _should_send_property(self, key: str, value: Any) -> bool:
