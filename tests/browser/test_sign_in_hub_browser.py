@@ -121,6 +121,15 @@ def test_sign_in_through_the_jupyter_server_and_run_a_task(page: Page, lab: Lab,
     expect(page.locator(".mtj-sign-in-problem")).to_contain_text("state differs")
     expect(field).to_have_value("")  # the pasted address is not kept on the page
     shot(page, "hub-sign-in-02-another-sign-in-refused")
+    # The same in the dark theme (the widget takes JupyterLab's colours), then back to light.
+    for theme in ("Dark", "Light"):
+        page.evaluate(
+            "t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", f"JupyterLab {theme}"
+        )
+        expect(page.locator("body")).to_have_attribute("data-jp-theme-name", f"JupyterLab {theme}")
+        if theme == "Dark":
+            page.wait_for_timeout(500)  # the theme's colours settle
+            shot(page, "hub-sign-in-02-dark")
 
     with page.context.expect_page() as opened:
         button.click()
