@@ -26,6 +26,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import random
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,10 @@ MAX_POLL_WAIT_S = 60.0
 PUSHED_POLL_FACTOR = 10
 #: ... and at most this long apart (never less often than its own interval, though).
 MAX_PUSHED_POLL_WAIT_S = 30.0
+#: A task's first poll comes at a random moment between this fraction of its interval and one interval
+#: after the task started, so that tasks started together (``client.map``) do not poll in the same moment
+#: every interval: their polls stay spread, each one interval after its own last.
+FIRST_POLL_SPREAD = 0.5
 #: Consecutive failed polls (connection trouble, garbage answers) before a task is declared lost.
 MAX_POLL_FAILURES = 6
 MAX_BACKOFF_S = 30.0
@@ -426,7 +431,8 @@ class TaskLifecycle:
         dialect, session = self.dialect, self.session
         failures = 0
         loop = asyncio.get_running_loop()
-        last_poll = loop.time()  # the poller starts with the task: its first poll is one interval on
+        # The poller starts with the task: its first poll is at most one interval on (FIRST_POLL_SPREAD).
+        last_poll = loop.time() - random.random() * FIRST_POLL_SPREAD * self._interval(handle)
         try:
             while not handle.done():
                 try:
@@ -489,10 +495,15 @@ class TaskLifecycle:
         finally:
             dialect.release(handle)
 
+    @staticmethod
+    def _interval(handle: TaskHandle) -> float:
+        """Seconds between two polls of ``handle``: the server's interval, bounded."""
+        return min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
+
     def _due(self, handle: TaskHandle, last_poll: float) -> float:
         """When ``handle`` is next polled: its interval (bounded) after ``last_poll``; or, while the
         push channel delivers its changes, the safety net's wait after the last news of it."""
-        interval = min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
+        interval = self._interval(handle)
         pushed_at = self._pushed.get(handle)
         if pushed_at is not None and self.dialect.push_live(handle):
             safety = max(interval, min(PUSHED_POLL_FACTOR * interval, MAX_PUSHED_POLL_WAIT_S))

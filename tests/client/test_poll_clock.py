@@ -8,7 +8,9 @@ import asyncio
 import pytest
 
 from mcp_tasks_jupyter.protocol.task_state import TaskState
+from mcp_tasks_jupyter.running.lifecycle import FIRST_POLL_SPREAD
 from mcp_tasks_jupyter.running.poll_clock import PollClock
+from tests.support import eventually
 
 pytestmark = pytest.mark.anyio
 WAIT = 20  # seconds: a bound on every wait, never a speed claim
@@ -70,3 +72,43 @@ async def test_a_poller_whose_task_ended_before_it_sleeps_does_not_sleep(connect
         await asyncio.sleep(0)  # one loop pass: it returns at once, with nothing to wait for
         assert sleeping.done(), "a poller whose task ended went to sleep until its next due time"
         await sleeping
+
+
+async def test_tasks_started_together_poll_spread_over_their_interval(connect_demo):
+    """Tasks started in one burst (as ``client.map`` starts them) polled in the same moment every interval,
+    a thousand requests at once each second: their first polls are now spread over the last half of the
+    first interval, and each later poll is one interval after the task's own last, so they stay apart."""
+    tasks, interval = 60, 2.0
+    # (no status pushes: a task whose changes are pushed is polled ten intervals apart)
+    async with connect_demo("--poll-interval", str(int(interval * 1000)), "--no-status-notifications") as client:
+        loop = asyncio.get_running_loop()
+        polled: dict[str, list[float]] = {}
+        real_get = client.dialect.get
+
+        async def get(task_id: str) -> TaskState:
+            polled.setdefault(task_id, []).append(loop.time())
+            return await real_get(task_id)
+
+        client.dialect.get = get
+        began = loop.time()
+        handles = await asyncio.gather(
+            *(
+                client.start_task("slow_compute", {"seconds": 600, "steps": 2, "label": f"t{k}"})
+                for k in range(tasks)
+            )
+        )
+        started = loop.time()
+        await eventually(
+            lambda: len(polled) == tasks and all(len(times) >= 2 for times in polled.values()),
+            timeout=WAIT,
+            what="two polls of every task",
+        )
+        firsts = sorted(times[0] for times in polled.values())
+        seconds = sorted(times[1] for times in polled.values())
+        # Spread over about half an interval (1 s here); bunched, they came within a few milliseconds.
+        assert firsts[-1] - firsts[0] >= 0.2 * interval, firsts
+        assert seconds[-1] - seconds[0] >= 0.2 * interval, seconds
+        # None earlier than half an interval after its task started, none later than one (and a bit).
+        assert firsts[0] >= began + (1 - FIRST_POLL_SPREAD) * interval, firsts[0] - began
+        assert firsts[-1] <= started + interval + 0.5, firsts[-1] - started
+        await asyncio.gather(*(h.cancel() for h in handles))
