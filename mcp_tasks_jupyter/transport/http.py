@@ -87,6 +87,12 @@ MAX_CONNECTIONS = 256
 _ENGINE_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError)
 
 
+class _ClosedHere(aiohttp.ClientConnectionError):
+    """Put into an answer being read when the transport closes: closing aiohttp's session drops the
+    connection without telling a body being read, which then waits without end (or, read a moment
+    later, raises a bare ``RuntimeError``)."""
+
+
 def _resume_id(position: StreamPosition) -> str | None:
     """The id to resume a stream from, if it can go in a header (printable ASCII: an event id is any text)."""
     event_id = position.last_event_id
@@ -141,6 +147,8 @@ class StreamableHTTPTransport(Transport):
         self._listener: asyncio.Task[None] | None = None
         #: The reader of each request's SSE answer (so that a withdrawn request closes its stream).
         self._streams: dict[RequestId, asyncio.Task[None]] = {}
+        #: Answers a request is reading now (``close`` ends their reads).
+        self._reading: set[aiohttp.ClientResponse] = set()
         self._listening = False
         self.stateless = False
         self._closed = False
@@ -253,6 +261,8 @@ class StreamableHTTPTransport(Transport):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        for response in self._reading:
+            response.content.set_exception(_ClosedHere())
         self._slots.close()
         if self.auth is not None:
             await self.auth.aclose()
@@ -296,6 +306,9 @@ class StreamableHTTPTransport(Transport):
             return ConnectionFailed(
                 f"timed out talking to {self.label} ({type(exc).__name__})", server=self.server_name
             )
+        if isinstance(exc, _ClosedHere):
+            why = "was closed here while its answer was read"
+            return ConnectionFailed(f"the connection to {self.label} {why}", server=self.server_name)
         if isinstance(exc, aiohttp.ClientConnectorError):
             why = exc.os_error.strerror or str(exc.os_error) or "connection refused"
             return ServerUnreachable(f"cannot connect to {self.label}: {why}", server=self.server_name)
@@ -341,6 +354,9 @@ class StreamableHTTPTransport(Transport):
         except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
         owned = True  # this exchange closes the response, unless a stream reader takes it
+        self._reading.add(response)
+        if self._closed:  # closed while the request went out: its connection is gone
+            response.content.set_exception(_ClosedHere())
         try:
             self._note_session(response)
             status = response.status
@@ -358,6 +374,7 @@ class StreamableHTTPTransport(Transport):
         except _ENGINE_ERRORS as exc:
             raise self._connection_error(exc) from None
         finally:
+            self._reading.discard(response)
             if owned:
                 response.release()  # back to the pool when read to its end; else the connection closes
 
