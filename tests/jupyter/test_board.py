@@ -100,8 +100,9 @@ def replay(start: list[dict[str, Any]], sent: list[dict[str, Any]]) -> list[dict
 async def test_while_the_rows_stay_the_same_ones_only_those_that_changed_are_sent(count_updates, monkeypatch):
     async with demo_client("--poll-interval", "100") as client:
         tasks = [
-            await client.start_task("slow_compute", {"seconds": s, "steps": int(4 * s), "label": f"t{i}"})
-            for i, s in enumerate((1.5, 6.0, 6.0))
+            # the first changes every 0.25 s (a board's interval), the others every second
+            await client.start_task("slow_compute", {"seconds": s, "steps": n, "label": f"t{i}"})
+            for i, (s, n) in enumerate(((1.5, 6), (6.0, 6), (6.0, 6)))
         ]
         board = BoardWidget(tasks)
         start = json.loads(json.dumps(board.rows))
