@@ -37,6 +37,7 @@ from ..tasks.handle import TaskHandle
 from ..views.view import view_of
 from .sign_in_route import REPORT_WAIT_S, SignInRoute
 from .widgets.coalesce import Coalescer
+from .widgets.state import changed_fields
 
 if TYPE_CHECKING:
     from ..oauth.sign_in import Relay
@@ -139,7 +140,7 @@ class TasksChannel:
         self._told[key] = entry
         if told is None:
             return True, entry
-        change = {name: value for name, value in entry.items() if told.get(name) != value}
+        change = changed_fields(told, entry)
         change["key"] = key
         return False, change
 

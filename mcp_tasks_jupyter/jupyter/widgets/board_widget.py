@@ -26,7 +26,7 @@ from ...views.render import board_html
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer
-from .state import board_row, static_board_row
+from .state import board_row, changed_fields, static_board_row
 
 if TYPE_CHECKING:
     from ...tasks.handle import TaskHandle
@@ -43,7 +43,6 @@ BOARD_INTERVAL = 0.25
 FULL_EVERY_S = 10.0
 #: The custom message that carries the rows that changed (of each, its key and its changed fields).
 ROWS_MESSAGE = "rows"
-_ABSENT = object()
 
 
 class BoardWidget(anywidget.AnyWidget):
@@ -355,8 +354,8 @@ class BoardWidget(anywidget.AnyWidget):
                 continue
             if row["key"] != old["key"]:
                 return None
-            if row != old:
-                change = {name: value for name, value in row.items() if old.get(name, _ABSENT) != value}
+            change = changed_fields(old, row)
+            if change:
                 change["key"] = row["key"]
                 changed.append(change)
         return changed

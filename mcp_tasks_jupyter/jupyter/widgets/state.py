@@ -104,6 +104,12 @@ class TaskTraits:
         return self._log_lines
 
 
+def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Of ``new``, the fields whose value differs from ``old``'s (one ``old`` lacks counts as changed):
+    what the board's rows and the side panel's entries send after the first time."""
+    return {name: value for name, value in new.items() if name not in old or old[name] != value}
+
+
 def board_row(key: int, handle: TaskHandle) -> dict[str, Any]:
     """One board row of a followed handle (``view.board_row``: named fields; ``live`` True)."""
     return view.board_row(key, view_of(handle))
