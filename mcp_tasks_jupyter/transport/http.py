@@ -426,10 +426,15 @@ class StreamableHTTPTransport(Transport):
 
     # -- SSE streams ---------------------------------------------------------------------------
 
-    def _deliver_event(self, data: str, post_id: RequestId | None = None) -> list[Any]:
-        """Hand an event's messages to the session. An unreadable one that shows which request it
-        answers (its own ``id``, or else ``post_id``: it came on that POST's stream) fails that request
-        at once; the ErrorResponse returned for it tells a POST's reader that its answer has come."""
+    def _deliver_event(self, data: str) -> list[Any] | InvalidMessage:
+        """Hand an event's messages to the session and return them.
+
+        An unreadable event that names the request it answers (its own ``id``, as with ``1e400``) fails
+        that request at once; the ErrorResponse returned for it tells a POST's reader its answer has come.
+        One that names nothing is noise (a comment-like line, ``data: not json``, an array, ...): it is
+        reported and returned, so a POST's reader can give it as the reason should its stream end without
+        the answer, but the stream goes on (a server may well send its answer next).
+        """
         assert self._events is not None
         if not data.strip():
             return []  # a priming event: only an id (and perhaps retry)
@@ -443,10 +448,8 @@ class StreamableHTTPTransport(Transport):
             )
             answered = jsonrpc.answered_id(data)
             if answered is None:
-                answered = post_id
-            if answered is None:
                 self._events.noise_received(error)
-                return []
+                return error
             self._events.request_failed(answered, error)
             return [ErrorResponse(answered, jsonrpc.PARSE_ERROR, str(error))]
         for msg in messages:
@@ -458,11 +461,16 @@ class StreamableHTTPTransport(Transport):
         assert self._events is not None and self._client is not None
         position = StreamPosition()
         attempts = 0
+        noise: InvalidMessage | None = None  # the last unreadable event naming no request, if any
         while True:
             try:
                 async with contextlib.aclosing(self._events_of(response, position)) as events:
                     async for event in events:
-                        for msg in self._deliver_event(event.data, msg_id):
+                        delivered = self._deliver_event(event.data)
+                        if isinstance(delivered, InvalidMessage):
+                            noise = delivered
+                            continue
+                        for msg in delivered:
                             if isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id:
                                 return
             except _ENGINE_ERRORS:
@@ -476,20 +484,14 @@ class StreamableHTTPTransport(Transport):
                 return
             resume_from = _resume_id(position)
             if resume_from is None or self.stateless:
-                self._events.request_failed(
-                    msg_id,
-                    ConnectionFailed(
-                        "the SSE stream closed before the answer arrived, and it cannot be resumed "
-                        + (
-                            "(the stateless wire has no resumption)"
-                            if self.stateless
-                            else "(it carried no event id)"
-                            if position.last_event_id is None
-                            else "(its event id cannot go in a Last-Event-ID header)"
-                        ),
-                        server=self.server_name,
-                    ),
+                why = (
+                    "the stateless wire has no resumption"
+                    if self.stateless
+                    else "it carried no event id"
+                    if position.last_event_id is None
+                    else "its event id cannot go in a Last-Event-ID header"
                 )
+                self._events.request_failed(msg_id, self._stream_ended(why, noise))
                 return
             attempts += 1
             if attempts > MAX_RESUME_ATTEMPTS:
@@ -507,6 +509,19 @@ class StreamableHTTPTransport(Transport):
             except MCPError as exc:
                 self._events.request_failed(msg_id, exc)
                 return
+
+    def _stream_ended(self, why: str, noise: InvalidMessage | None) -> MCPError:
+        """Why a POST's request failed when its stream ended unanswered: the unreadable event it carried,
+        if any (most likely the answer itself), else the closed stream."""
+        if noise is not None:
+            return InvalidMessage(
+                f"the SSE stream ended without the answer ({why}); it carried an {noise.detail}",
+                server=self.server_name,
+            )
+        return ConnectionFailed(
+            f"the SSE stream closed before the answer arrived, and it cannot be resumed ({why})",
+            server=self.server_name,
+        )
 
     def _events_of(self, response: aiohttp.ClientResponse, position: StreamPosition) -> Any:
         return read_events(response.content.iter_any(), position, server=self.server_name)

@@ -119,14 +119,15 @@ class Brain:
         self.answers: dict[Any, dict[str, Any]] = {}
         #: The ids of the questions asked (``ask``), in order.
         self.asked: list[Any] = []
-        self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._ids = itertools.count(1)
         self._server_ids = itertools.count(1000)
 
     # -- what a scenario calls -----------------------------------------------------------------
 
-    def push(self, message: dict[str, Any] | Burst) -> None:
-        """Send a server message (request or notification) to the client."""
+    def push(self, message: dict[str, Any] | Burst | str | bytes) -> None:
+        """Send a server message (request or notification) to the client; over HTTP, text or bytes go
+        on the GET stream exactly as given."""
         self.outbox.put_nowait(message)
 
     def ask(self, task_id: str | None, message: str = "Which one?", *, request_id: Any = None) -> Any:
@@ -358,12 +359,15 @@ class FaultHTTPServer:
 
         return Starlette(routes=[Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])])
 
-    async def _stream(self) -> AsyncIterator[str]:
+    async def _stream(self) -> AsyncIterator[str | bytes]:
         yield ": open\n\n"
         while True:
             message = await self.brain.outbox.get()
             if message is END_STREAM:
                 return
+            if isinstance(message, (str, bytes)):  # an event exactly as given (noise, framing)
+                yield message
+                continue
             if isinstance(message, Burst):
                 yield "".join(f"data: {json.dumps(m)}\n\n" for m in message.messages)  # one write
                 continue
