@@ -21,6 +21,16 @@ def test_a_label_is_the_arguments_in_order_each_value_short():
     assert task_label(None, None) == "?"
 
 
+def test_a_label_names_the_call_first_so_a_cut_keeps_what_differs():
+    # Thirty calls of one tool differ by their label=: it leads, the rest keep their given order.
+    arguments = {"seconds": 40, "steps": 20, "label": "t17"}
+    assert arguments_label(arguments) == "label=t17 seconds=40 steps=20"
+    assert task_label("slow_compute", arguments) == "slow_compute label=t17 seconds=40 steps=20"
+    assert arguments_label({"b": 1, "name": "x", "a": 2}) == "name=x b=1 a=2"
+    cut = arguments_label({"text": "y" * 20, "more": "z" * 20, "also": "w" * 20, "label": "t29"})
+    assert cut.startswith("label=t29 ") and cut.endswith("…")
+
+
 def test_a_label_never_shows_a_secret():
     assert arguments_label({"api_token": "abc123", "q": "x"}) == "api_token=<redacted> q=x"
     redact.register("s3cr3t-value")

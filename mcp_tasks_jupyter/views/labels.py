@@ -1,9 +1,12 @@
 """A task named by its arguments: ``topic=tides depth=2``, short enough for a board row or a toast.
 
 Twenty tasks of one tool differ only by their arguments, so every view that lists tasks (the board,
-the compact widget, notifications, the "still running" line of an interrupted cell) names each one by
-this label beside the tool. Pure: no I/O. Values of secret-looking keys never show (``redact.SECRET_KEY``),
-and registered secrets are scrubbed from what is left.
+the compact widget, notifications, the "still running" line of an interrupted cell, a saved summary)
+names each one by this label beside the tool. What tells them apart comes first, so the part a narrow
+row cuts is the part they share: an explicit name (``label=``, ``name=``: :data:`NAME_KEYS`) leads, the
+other arguments follow in the order they were given (``label=t3 seconds=40 steps=20``). Pure: no I/O.
+Values of secret-looking keys never show (``redact.SECRET_KEY``), and registered secrets are scrubbed
+from what is left.
 """
 
 from __future__ import annotations
@@ -17,15 +20,17 @@ from ..redact import REDACTED, is_secret_key, scrub
 LABEL_CHARS = 60
 #: The longest single value inside a label.
 VALUE_CHARS = 24
+#: Argument names that name a call (``label=t3``): shown first, where no cut reaches them.
+NAME_KEYS = ("label", "name")
 
 
 def arguments_label(arguments: dict[str, Any] | None, limit: int = LABEL_CHARS) -> str:
-    """``key=value`` words of ``arguments`` in their order, each value cut to ``VALUE_CHARS``;
-    "" for none."""
+    """``key=value`` words of ``arguments``, each value cut to ``VALUE_CHARS``; "" for none. A naming
+    argument (:data:`NAME_KEYS`) comes first, the rest in their given order."""
     if not arguments:
         return ""
     words = []
-    for key, value in arguments.items():
+    for key, value in sorted(arguments.items(), key=lambda item: item[0] not in NAME_KEYS):
         shown = REDACTED if is_secret_key(str(key)) else _value(value)
         words.append(f"{key}={shown}")
     text = scrub(" ".join(words))
@@ -48,4 +53,4 @@ def task_label(tool: str | None, arguments: dict[str, Any] | None) -> str:
     return f"{name} {label}" if label else name
 
 
-__all__ = ["LABEL_CHARS", "arguments_label", "task_label"]
+__all__ = ["LABEL_CHARS", "NAME_KEYS", "arguments_label", "task_label"]

@@ -98,7 +98,7 @@ def test_board_compact_notifications_completion_and_interrupts(page: Page) -> No
     lines = output_of(page, "hs.append(h)").locator(".mtj-compact")
     expect(lines).to_have_count(20)
     expect(output_of(page, "hs.append(h)").locator(".mtj-task")).to_have_count(0)
-    expect(lines.first.locator(".mtj-compact-name")).to_have_text("slow_compute seconds=6 steps=3 label=t0")
+    expect(lines.first.locator(".mtj-compact-name")).to_have_text("slow_compute label=t0 seconds=6 steps=3")
     expect(board.locator("tbody tr")).to_have_count(21)
     shot(page, "22-compact-twenty-tasks")
 

@@ -83,7 +83,7 @@ async def test_one_row_per_task(connect_demo):
     ]
     assert frame["tool"].tolist() == ["slow_compute", "failing_job", "slow_compute", "slow_compute"]
     assert frame["status"].tolist() == ["completed", "failed", "completed", "working"]
-    assert frame["label"][0] == "seconds=0.1 steps=2 label=first"
+    assert frame["label"][0] == "label=first seconds=0.1 steps=2"
     # each argument is a column; one named like a task column gets "arg."; the flat structured
     # result's fields follow, "result." where the name is taken
     assert frame["arg.label"].tolist()[::2] == ["first", "third"] and frame["steps"].tolist()[:1] == [2]

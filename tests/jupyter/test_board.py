@@ -268,13 +268,13 @@ async def test_a_board_on_screen_picks_up_new_tasks_and_cancels_many(tmp_path):
     try:
         first = await runtime.start_task("demo", "slow_compute", {"seconds": 30, "label": "first"})
         board = make_board(runtime=runtime, listing=False)
-        assert [row["args"] for row in board.rows] == ["seconds=30 label=first"]
+        assert [row["args"] for row in board.rows] == ["label=first seconds=30"]
         later = [
             await runtime.start_task("demo", "slow_compute", {"seconds": 30, "label": f"later{i}"})
             for i in range(3)
         ]
         await eventually(lambda: len(board.rows) == 4, timeout=WAIT, what="the later tasks on the board")
-        assert [row["args"].split()[-1] for row in board.rows] == [
+        assert [row["args"].split()[0] for row in board.rows] == [
             "label=first",
             *(f"label=later{i}" for i in range(3)),
         ]

@@ -25,7 +25,7 @@ async def test_one_line_follows_a_task_to_its_outcome(demo, count_updates):
     assert isinstance(widget, CompactTaskWidget)
     assert (widget.tool, widget.label, widget.status) == (
         "slow_compute",
-        "seconds=1.0 steps=5 label=sq",
+        "label=sq seconds=1.0 steps=5",
         "working",
     )
     await eventually(

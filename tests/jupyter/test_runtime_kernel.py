@@ -62,7 +62,7 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
         run = kernel.collect(waiting, "--wait", timeout=10)
         assert run.status == "error" and run.errors == [], str(run)
         assert run.stdout.strip().startswith(
-            "still running in the background: r = demo:slow_compute seconds=2 label=waited (task "
+            "still running in the background: r = demo:slow_compute label=waited seconds=2 (task "
         ), run.stdout
         assert kernel.value("(type(r).__name__, r is get_runtime().handles[-1], r.done())") == (
             "TaskHandle",
