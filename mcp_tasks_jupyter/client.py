@@ -364,7 +364,7 @@ class Client:
         return [
             TaskState(
                 h.task_id,
-                h.status,
+                h.server_status,
                 h.status_message,
                 h.created_at,
                 h.last_updated_at,

@@ -33,6 +33,8 @@ class Core2025Dialect(TaskDialect):
         self.supports_list = wire.server_supports(caps, "list")
         self.supports_cancel = wire.server_supports(caps, "cancel")
         self._fetches: dict[str, asyncio.Task[dict[str, Any]]] = {}
+        #: The session (``Session.generation``) each open fetch was sent in.
+        self._fetched_in: dict[str, int] = {}
 
     def runs_as_task(self, tool: Tool) -> bool:
         return self.task_calls and tool.task_support != "forbidden"
@@ -78,18 +80,27 @@ class Core2025Dialect(TaskDialect):
         self._open_fetch(handle.task_id)  # type: ignore[arg-type]
 
     def _open_fetch(self, task_id: str) -> asyncio.Task[dict[str, Any]]:
+        """The task's ``tasks/result``, sent now unless one is open in the current session. One that
+        failed is sent again; one still open from an older session is withdrawn and sent again in this
+        one: the server asks a task's open question through the session that waits for the task, and
+        the old one may stand on the server still (a 404 from a gateway ended it only here)."""
+        session = self.session
         fetch = self._fetches.get(task_id)
+        if fetch is not None and not fetch.done() and self._fetched_in.get(task_id) != session.generation:
+            fetch.cancel()
+            fetch = None
         if fetch is None or (fetch.done() and (fetch.cancelled() or fetch.exception() is not None)):
             # Blocks until the task is terminal: no timeout, cancelled through release()/cancel.
-            fetch = asyncio.ensure_future(self.session.request("tasks/result", {"taskId": task_id}, timeout=None))
+            fetch = asyncio.ensure_future(session.request("tasks/result", {"taskId": task_id}, timeout=None))
             fetch.add_done_callback(_consume)
             self._fetches[task_id] = fetch
+            self._fetched_in[task_id] = session.generation
         return fetch
 
     async def result(self, handle: TaskHandle) -> ToolResult:
         task_id = handle.task_id
         assert task_id is not None
-        if handle.status == CANCELLED:
+        if handle.server_status == CANCELLED:
             raise TaskCancelled(
                 handle.status_message or "the task was cancelled",
                 server=self.server,
@@ -121,7 +132,7 @@ class Core2025Dialect(TaskDialect):
             ) from None
         finally:
             self._fetches.pop(task_id, None)
-        if handle.status == FAILED and "content" not in raw:
+        if handle.server_status == FAILED and "content" not in raw:
             # Some servers (mcp 1.x) answer a failed task's tasks/result with only its _meta.
             raise TaskFailed(
                 handle.status_message or "the task failed",
@@ -150,6 +161,7 @@ class Core2025Dialect(TaskDialect):
         return await self.list_pages(wire.parse_list_result) if self.supports_list else []
 
     def release(self, handle: TaskHandle) -> None:
+        self._fetched_in.pop(handle.task_id or "", None)
         fetch = self._fetches.pop(handle.task_id or "", None)
         if fetch is not None and not fetch.done():
             fetch.cancel()

@@ -244,7 +244,7 @@ class ExtDialect(TaskDialect):
         task_id = handle.task_id
         assert task_id is not None
         record = self._tasks.get(task_id) or _Task()
-        if handle.status == COMPLETED:
+        if handle.server_status == COMPLETED:
             if record.result is None:  # known from a push without its payload: fetch it once
                 await self.get(task_id)
                 record = self._tasks.get(task_id) or record
@@ -255,7 +255,7 @@ class ExtDialect(TaskDialect):
                     method="tasks/get",
                 )
             return self.tool_result(record.result, "tasks/get")
-        if handle.status == CANCELLED:
+        if handle.server_status == CANCELLED:
             raise TaskCancelled(
                 handle.status_message or "the task was cancelled",
                 server=self.server,
@@ -267,12 +267,12 @@ class ExtDialect(TaskDialect):
         raise TaskFailed(
             handle.status_message
             or (message if isinstance(message, str) else None)
-            or f"the task ended {handle.status}",
+            or f"the task ended {handle.server_status}",
             server=self.server,
             task_id=task_id,
             tool=handle.tool,
             status_message=handle.status_message,
-            error=error if handle.status == FAILED else None,
+            error=error if handle.server_status == FAILED else None,
         )
 
     async def cancel(self, task_id: str) -> TaskState | None:

@@ -189,16 +189,18 @@ class Sep1686Dialect(TaskDialect):
                 )
             if error is None:
                 return self.tool_result(draft.call.result(), "tools/call")
-        if handle.status == CANCELLED:
+        if handle.server_status == CANCELLED:
             raise TaskCancelled(
                 handle.status_message or "the task was cancelled",
                 server=self.server,
                 task_id=task_id,
                 tool=handle.tool,
             )
-        if handle.status != COMPLETED:
+        if handle.server_status != COMPLETED:
             what = (
-                "the server lost track of it (status unknown)" if handle.status == "unknown" else "the task failed"
+                "the server lost track of it (status unknown)"
+                if handle.server_status == "unknown"
+                else "the task failed"
             )
             raise TaskFailed(
                 handle.status_message or what,

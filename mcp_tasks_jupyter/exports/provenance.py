@@ -175,7 +175,7 @@ def handle_row(handle: TaskHandle) -> dict[str, Any]:
         finished_at=iso(handle.finished),
         duration_s=round(handle.elapsed, 3) if handle.finished is not None else None,
         status=shown_status(handle),
-        server_status=handle.status,
+        server_status=handle.server_status,
         status_message=handle.status_message,
         error=error,
         cached=handle.cached,

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..redact import redact_arguments
-from ..tasks.status import FINISHED as FINISHED_STATUSES, shown_status
+from ..tasks.status import FINISHED as FINISHED_STATUSES
 from . import key as index_key, unwritten
 from .backend import IndexBackend
 from .database import SCHEMA_VERSION, IndexDatabase
@@ -585,14 +585,14 @@ class Recorder:
             return
         self._last = state
         status, message, result, failure, finished = handle.status, handle.status_message, None, None, None
-        server_status = status
+        server_status = handle.server_status
         if done:
             error = handle.exception()
             finished = handle.finished
             if error is None:
                 outcome = handle.result()
                 result = outcome.raw
-                status = shown_status(handle)  # a tool error is recorded as one, never as completed
+                # status is the outcome: a tool error is recorded as one, never as completed
                 if outcome.is_error:
                     failure = f"tool error: {outcome.text[:MAX_ERROR_CHARS]}".rstrip(": ")
             elif _connection_lost(error) and handle.task_id is not None:
@@ -606,7 +606,7 @@ class Recorder:
                 failure = f"{type(error).__name__}: {message or ''}".rstrip(": ")
                 server_status = self._server_status
         else:
-            self._server_status = status
+            self._server_status = server_status
         self.index.update(
             self.row,
             task_id=handle.task_id,
@@ -638,7 +638,7 @@ def ended_status(handle: TaskHandle, error: BaseException) -> tuple[str, str | N
         return "expired", f"the server dropped the task when its ttl ran out ({detail})"
     if isinstance(error, TaskNotFound):
         return "lost", f"the server no longer knows this task ({detail})"
-    return handle.status, detail or handle.status_message
+    return handle.server_status, detail or handle.status_message
 
 
 __all__ = [

@@ -134,7 +134,7 @@ class QuestionRouter:
     # -- closing -------------------------------------------------------------------------------
 
     def _task_changed(self, handle: TaskHandle, question: Question) -> None:
-        if question.open and (handle.done() or handle.status in TERMINAL):
+        if question.open and (handle.done() or handle.server_status in TERMINAL):
             question.withdraw(ended_note(handle))
 
     def _leave(self, question: Question, key: Key, handle: TaskHandle | None) -> None:
@@ -146,7 +146,7 @@ class QuestionRouter:
             return
         self._waiters.pop(question, None)
         if question.open:
-            ended = handle is not None and (handle.done() or handle.status in TERMINAL)
+            ended = handle is not None and (handle.done() or handle.server_status in TERMINAL)
             question.withdraw(ended_note(handle) if ended and handle is not None else WITHDRAWN_NOTE)
 
     def _closed(self, question: Question) -> None:
@@ -173,6 +173,8 @@ def ended_note(handle: TaskHandle) -> str:
         "failed": "failed",
         "expired": "expired",
         "lost": "was lost",
+        "error": "ended with a tool error",
+        "declined": "ended after a declined question",
     }.get(status, f"ended ({status})")
     return f"the task {verb} before this question was answered"
 

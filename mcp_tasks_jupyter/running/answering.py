@@ -53,7 +53,7 @@ class Answerer:
             ElicitRequestParams, params, "elicitation/create params", "elicitation/create"
         )
         if handle is not None and handle.done():
-            raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.status))
+            raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.server_status))
         params = tag_question(params, handle.task_id if handle is not None else None)
         if self.elicitation_handler is None and handle is not None and handle.answers is not None:
             content = elicitation.answer_from(parsed.requested_schema, handle.answers)
@@ -89,7 +89,7 @@ class Answerer:
             CreateMessageRequestParams, params, "sampling/createMessage params", "sampling/createMessage"
         )
         if handle is not None and handle.done():
-            raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.status))
+            raise HandlerError(INVALID_PARAMS, ended_reason(handle.task_id, handle.server_status))
         params = tag_question(params, handle.task_id if handle is not None else None)
         if self.sampling_handler is None:
             _answered(handle, SAMPLING_QUESTION, "no handler", {"action": "decline"})

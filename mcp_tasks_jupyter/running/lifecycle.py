@@ -391,7 +391,7 @@ class TaskLifecycle:
             handle.tool,
             handle.arguments,
             task_id=handle.task_id,
-            status=handle.status,
+            status=handle.server_status,
             status_message=handle.status_message,
             created_at=handle.created_at,
             ttl_ms=handle.ttl_ms,
@@ -436,24 +436,24 @@ class TaskLifecycle:
         try:
             while not handle.done():
                 try:
-                    if handle.status in TERMINAL:
+                    if handle.server_status in TERMINAL:
                         if failures:
                             await asyncio.sleep(min(MAX_BACKOFF_S, 2.0**failures))
                         self.finish(handle, await dialect.result(handle))
                         return
-                    if handle.status == INPUT_REQUIRED:
+                    if handle.server_status == INPUT_REQUIRED:
                         await dialect.serve_input(handle)
                     if not poll_now:
                         backoff_until = loop.time() + min(MAX_BACKOFF_S, 2.0**failures) if failures else 0.0
                         await self._sleep_until(handle, last_poll, backoff_until)
-                        if handle.status in TERMINAL:
+                        if handle.server_status in TERMINAL:
                             continue
                     poll_now = False
                     assert handle.task_id is not None
                     last_poll = loop.time()
-                    seen = handle.status, handle.status_message
+                    seen = handle.server_status, handle.status_message
                     handle.apply(await dialect.get(handle.task_id))
-                    if (handle.status, handle.status_message) != seen:
+                    if (handle.server_status, handle.status_message) != seen:
                         self._pushed.pop(handle, None)  # a change no push brought: the channel fell silent
                     failures = 0
                 except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
@@ -520,7 +520,7 @@ class TaskLifecycle:
         while (due := max(self._due(handle, last_poll), not_before)) > loop.time():
             # Looked at before each sleep: a push may have ended the task in the same loop pass as the
             # alarm rang (both set the event), and the next due time is then ten intervals away.
-            if handle.status in TERMINAL:
+            if handle.server_status in TERMINAL:
                 return
             wake.clear()
             alarm = self._clock.at(due, wake)
@@ -530,7 +530,7 @@ class TaskLifecycle:
                 alarm.cancel()  # woken otherwise (or stopped): the clock forgets it
             if alarm.rang:
                 continue  # the due time may have moved on meanwhile (pushes began): look again
-            if handle.status in TERMINAL or handle.status == INPUT_REQUIRED:
+            if handle.server_status in TERMINAL or handle.server_status == INPUT_REQUIRED:
                 return
 
     # -- what the dialect reports (TaskEvents) ----------------------------------------------------
@@ -628,10 +628,10 @@ class TaskLifecycle:
         self.session.remove_progress_listener(handle.progress_token)
         for request_id in handle.open_questions_dropped():
             # A finished task's question is stale: the server hears so instead of an answer.
-            self.session.refuse_serving(request_id, ended_reason(handle.task_id, handle.status))
+            self.session.refuse_serving(request_id, ended_reason(handle.task_id, handle.server_status))
         if handle.task_id is not None:
             self.tasks.pop(handle.task_id, None)
-            self._ended[handle.task_id] = handle.status
+            self._ended[handle.task_id] = handle.server_status
             if len(self._ended) > ENDED_TASKS_KEPT:
                 self._ended.popitem(last=False)
         self.calls.discard(handle)

@@ -17,7 +17,7 @@ from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKIN
 from ..redact import scrub, scrub_data, scrub_optional
 from .renderers import RENDERERS, bundle, text_of_task
 from .results import ToolResult
-from .status import EXPIRED, LOST, QUEUED
+from .status import EXPIRED, LOST, QUEUED, tool_error_outcome
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,7 @@ class TaskHandle:
         self._progress_token = progress_token
         self._task_id: str | None = None
         self._status: str = QUEUED if queued else WORKING
+        self._outcome: str | None = None  # set once at the end when the result is a tool error
         self._status_message: str | None = None
         self._progress: Progress | None = None
         self._poll_interval_ms: int | None = None
@@ -137,7 +138,17 @@ class TaskHandle:
 
     @property
     def status(self) -> str:
-        """The task's status: the server's word, then how it ended here (see tasks/status.py)."""
+        """How the task stands: while it runs, its status; once it ended, its outcome. A task that
+        ended with a tool error (``isError``) is ``error``, or ``declined`` when one of its questions was
+        declined or dismissed, whatever word the server used (see :attr:`server_status`; the whole
+        vocabulary is in tasks/status.py). ``status == "completed"`` means it gave a result that is no error.
+        """
+        return self._outcome or self._status
+
+    @property
+    def server_status(self) -> str:
+        """The server's own word for the task (``completed`` for an ``ext`` task whose tool reported an
+        error), or how this client ended it (``lost``, ``expired``, ``cancelled``)."""
         return self._status
 
     @property
@@ -416,6 +427,8 @@ class TaskHandle:
             assert result is not None
             if self._status not in TERMINAL:
                 self._status = FAILED if result.is_error else COMPLETED
+            if result.is_error:
+                self._outcome = tool_error_outcome(self.answered)
             self._future.set_result(result)
         return True
 

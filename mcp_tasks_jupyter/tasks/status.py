@@ -6,14 +6,16 @@ SEP-1686 draft, ``submitted`` and ``unknown``); this client adds ``expired`` (th
 task when its ttl ran out), ``lost`` (this client lost the task: the server forgot it, or the
 connection is gone) and ``queued`` (a task of ``client.map`` waiting for a free slot: not yet sent).
 
-Two more are what views *show* for a task that ended with a result, never a status a server sends or a
-handle holds: ``error`` (the tool reported an error, ``isError``, whatever status the server gave the task)
-and ``declined`` (a question of the task was declined or dismissed and the tool reported an error). Both
-read as failures; :func:`shown_status` picks the one a view shows.
+Two more are outcomes of a task that ended with a result, never a status a server sends: ``error`` (the
+tool reported an error, ``isError``, whatever status the server gave the task) and ``declined`` (a question
+of the task was declined or dismissed and the tool reported an error). Both read as failures. A handle's
+``status`` says them once it ended (:func:`tool_error_outcome` decides which), its ``server_status`` keeps
+the server's own word.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, INPUT_REQUIRED, SUBMITTED, UNKNOWN, WORKING
@@ -70,18 +72,18 @@ def in_words(status: str) -> str:
     return WORDS.get(status, status)
 
 
-def shown_status(handle: TaskHandle) -> str:
-    """The status a view shows for ``handle``: its own, except that a task that ended with a tool error
-    (``isError``, which the ext dialect reports as ``completed``) shows ``error``, or ``declined`` when
-    one of its questions was declined or dismissed."""
-    status = handle.status
-    if status not in (COMPLETED, FAILED) or not handle.done() or handle.exception() is not None:
-        return status
-    if not handle.result().is_error:
-        return status
-    if any(action in ("decline", "cancel") for _message, _source, action in handle.answered):
+def tool_error_outcome(answered: Sequence[tuple[str, str, str]]) -> str:
+    """How a task whose result is a tool error (``isError``) ended: ``declined`` when one of its questions
+    was declined or dismissed (``answered``: (message, source, action) of each), else ``error``. The one
+    place this is decided: the handle's ``status`` holds it, and the views and the index read that."""
+    if any(action in ("decline", "cancel") for _message, _source, action in answered):
         return DECLINED
     return TOOL_ERROR
+
+
+def shown_status(handle: TaskHandle) -> str:
+    """The status a view shows for ``handle``: its :attr:`~.TaskHandle.status` (the outcome once it ended)."""
+    return handle.status
 
 
 __all__ = [
@@ -96,4 +98,5 @@ __all__ = [
     "WORDS",
     "in_words",
     "shown_status",
+    "tool_error_outcome",
 ]

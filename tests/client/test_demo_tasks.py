@@ -103,7 +103,12 @@ async def test_elicitation_declined_ends_in_a_tool_error(connect_demo):
     async with connect_demo(elicitation_handler=decline) as client:
         task = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0.1})
         result = await asyncio.wait_for(task, WAIT)
-        assert result.is_error and "declined" in result.text and task.status == "failed"
+        assert (
+            result.is_error
+            and "declined" in result.text
+            and task.status == "declined"
+            and task.server_status == "failed"
+        )
 
 
 async def test_without_a_handler_or_answers_the_question_is_declined_not_left_waiting(connect_demo):
@@ -156,7 +161,12 @@ async def test_tool_error_is_a_result_and_protocol_error_is_task_failed(connect_
     async with connect_demo() as client:
         tool_error = await client.start_task("failing_job", {"seconds": 0.1, "message": "bad input row 7"})
         result = await asyncio.wait_for(tool_error, WAIT)
-        assert result.is_error and result.text == "bad input row 7" and tool_error.status == "failed"
+        assert (
+            result.is_error
+            and result.text == "bad input row 7"
+            and tool_error.status == "error"
+            and tool_error.server_status == "failed"
+        )
 
         failing = await client.start_task(
             "failing_job", {"seconds": 0.1, "mode": "protocol_error", "message": "disk full"}

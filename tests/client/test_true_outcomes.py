@@ -36,6 +36,8 @@ async def test_a_tool_error_is_recorded_as_an_error_and_an_export_after_await_is
         handle = await client.start_task("failing_job", args)
         result = await asyncio.wait_for(handle, WAIT)
         assert result.is_error
+        # the handle says the outcome, as the index does, with the server's own word beside it (issue 30)
+        assert handle.status == "error" and handle.server_status in ("completed", "failed"), handle.server_status
         # right after await, through another index object on the same file (mtj.export's default)
         path = tmp_path / "provenance.jsonl"
         assert mtj.export([handle], path) == 1
@@ -66,8 +68,9 @@ async def test_a_declined_question_that_ends_the_task_is_recorded_declined(index
         handle = await client.start_task("research", {"topic": "tides", "ambiguous": True, "stage_seconds": 0})
         result = await asyncio.wait_for(handle, WAIT)
         assert result.is_error
+        assert handle.status == "declined" and handle.server_status != "declined"
     [record] = TaskIndex().records()
-    assert record.status == "declined" and record.server_status != "declined"
+    assert record.status == "declined" and record.server_status == handle.server_status
 
 
 async def _decline(_request: object) -> dict[str, str]:

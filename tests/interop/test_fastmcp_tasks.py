@@ -98,7 +98,8 @@ async def test_tool_error_completes_and_protocol_error_fails(fastmcp: list[str] 
             with pytest.raises(mtj.TaskFailed) as failure:
                 await broken
     assert result.is_error and result.text == "the job failed on purpose"
-    assert tool_error.status == "completed"  # SEP-2663: a tool error is a completed task
+    assert tool_error.server_status == "completed"  # SEP-2663: a tool error is a completed task
+    assert tool_error.status == "error"  # ... whose outcome is a tool error
     assert broken.status == "failed"
     assert failure.value.error == {"code": -32603, "message": "the backend is unreachable"}
     assert "the backend is unreachable" in str(failure.value)

@@ -83,8 +83,8 @@ async def test_widget_shows_the_servers_words_when_a_task_fails(demo):
     with pytest.raises(mtj.TaskFailed):
         await asyncio.wait_for(protocol_error, WAIT)
     await eventually(lambda: second.done, timeout=WAIT, what="the failure in the widget")
-    # A tool error shows as one (the handle keeps the server's status), a protocol error as a failure.
-    assert tool_error.status == "failed"
+    # A tool error shows as one (the server's word is kept beside it), a protocol error as a failure.
+    assert tool_error.status == "error" and tool_error.server_status == "failed"
     assert (
         first.status == "error" and first.result["is_error"] and first.result["blocks"][0]["text"] == "disk full"
     )
