@@ -177,6 +177,8 @@ class TaskError(MCPError):
     ) -> None:
         self.task_id = task_id
         self.tool = tool
+        #: What happened, without the task's label (scrubbed like the message).
+        self.reason = scrub(message)
         label = f"task {task_id}" if task_id else "task"
         if tool:
             label = f"{tool} {label}"

@@ -12,6 +12,10 @@ The tasks named are the unfinished ones the cell refers to by name (a handle, or
 and the one a ``--wait`` magic was waiting for (:class:`StillRunning`, raised by
 ``pending.settle``, which first binds the handle to the cell's variable). An interrupt that has
 nothing to do with a task keeps IPython's usual traceback.
+
+A task that a magic waited for and that ended without a result (``TaskFailed``, ``TaskCancelled``, ...)
+ends the cell the same way: its own error (so ``except mtj.TaskFailed`` catches it), shown as one line
+(``pending.task_error_line``) rather than a traceback through the library.
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ from __future__ import annotations
 import asyncio
 import linecache
 import re
+import sys
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import TaskError
 from ..tasks.handle import TaskHandle
 from ..views.labels import task_label
+from .pending import ONE_LINE
 
 #: Tasks named in the line, at most (the rest are counted).
 NAMED = 3
@@ -109,7 +116,7 @@ class InterruptHandler:
     """IPython's custom exception handler for interrupts (``shell.set_custom_exc``); an earlier
     custom handler keeps the exceptions it had."""
 
-    TYPES: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt, StillRunning)
+    TYPES: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt, StillRunning, TaskError)
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -121,6 +128,13 @@ class InterruptHandler:
     def __call__(self, shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> Any:
         if self.previous is not None and not issubclass(etype, self.TYPES):
             return self.previous(etype, value, tb, tb_offset=tb_offset)
+        if isinstance(value, TaskError):
+            line = ONE_LINE.get(value)
+            if line is None:  # raised by the cell's own code: its traceback is the cell's business
+                shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+                return None
+            print(line, file=sys.stderr)
+            return []
         if isinstance(value, StillRunning):
             entries: list[Entry] = [(value.name, value.handle)]
         else:

@@ -6,19 +6,21 @@ A magic cannot be awaited, so ``%mcp_task`` & co. start their work as a runtime 
 the magic's real value. Where the cell is not rewritten (inside a function, under another cell
 magic), the magic's value is the Pending itself: ``await`` it.
 
-Failures reach the cell as one line: an MCPError becomes IPython's UsageError (shown without a
-traceback), prefixed with what the magic was doing ("demo:slow_compute: ...").
+Failures reach the cell as one line, prefixed with what the magic was doing ("demo:slow_compute: ..."):
+an MCPError becomes IPython's UsageError (shown without a traceback), except a task that ended without a
+result, whose own error (``TaskFailed``, ``TaskCancelled``, ...) is raised and shown as one line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..errors import MCPError, ServerExited
+from ..errors import MCPError, ServerExited, TaskError, TaskFailed, TaskNotFound
 
 #: The name transformed cells call; kept in the user namespace (hidden from %who).
 HELPER_NAME = "_mtj_await"
@@ -59,6 +61,12 @@ class Pending:
             if self._then is not None:
                 value = await self._then(value)
             return value
+        except TaskError as exc:
+            if type(exc) is TaskNotFound:  # a task id nobody knows (``%mcp_result``): the user's to fix
+                raise UsageError(self._redact(one_line(self.what, exc))) from None
+            # The task ended without a result: no usage error. The error itself reaches the cell (so
+            # ``except mtj.TaskFailed`` works), shown as one line by the shell's handler (interrupts.py).
+            raise shown_as_one_line(exc, self._redact(task_error_line(self.what, exc))) from None
         except MCPError as exc:
             raise UsageError(self._redact(one_line(self.what, exc))) from None
 
@@ -104,6 +112,28 @@ async def settle(value: Any, bare: bool = False, target: str | None = None, many
     return None if bare and value.quiet else result
 
 
+#: Task errors a magic raised, with the one line the shell shows for each instead of a traceback.
+ONE_LINE: weakref.WeakKeyDictionary[BaseException, str] = weakref.WeakKeyDictionary()
+
+
+def shown_as_one_line(exc: TaskError, line: str) -> TaskError:
+    """``exc``, marked to be shown as ``line`` (by the shell's handler in interrupts.py)."""
+    ONE_LINE[exc] = line
+    return exc
+
+
+def task_error_line(what: str, exc: TaskError) -> str:
+    """``TaskFailed: demo:failing_job (task 5f1c…): upstream said no (JSON-RPC error -32603)``: the
+    magic's call named once, what the server said, and its JSON-RPC code where it sent one."""
+    task = f" (task {exc.task_id})" if exc.task_id else ""
+    lines = [line.strip() for line in exc.reason.splitlines() if line.strip()]
+    line = f"{type(exc).__name__}: {what}{task}: {lines[0] if lines else 'ended without a result'}"
+    code = exc.error.get("code") if isinstance(exc, TaskFailed) and isinstance(exc.error, dict) else None
+    if isinstance(code, int) and not isinstance(code, bool):
+        line += f" (JSON-RPC error {code})"
+    return line
+
+
 def one_line(what: str, exc: BaseException) -> str:
     """``what: problem`` on one line (a stdio server's last stderr line added when it exited)."""
     detail = exc.detail if isinstance(exc, MCPError) else str(exc)
@@ -114,4 +144,4 @@ def one_line(what: str, exc: BaseException) -> str:
     return f"{what}: {text}" if what else text
 
 
-__all__ = ["HELPER_NAME", "Pending", "one_line", "settle"]
+__all__ = ["HELPER_NAME", "ONE_LINE", "Pending", "one_line", "settle", "shown_as_one_line", "task_error_line"]

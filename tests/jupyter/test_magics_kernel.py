@@ -245,11 +245,6 @@ def test_errors_are_one_line_without_traceback(kernel: Kernel) -> None:
     one_line_usage_error(
         kernel.run("%%mcp_task demo:echo\n- a\n- list\n", ok=False), "%%mcp_task demo:echo", "must be a mapping"
     )
-    one_line_usage_error(
-        kernel.run("r_fail = %mcp_task --wait demo:failing_job seconds=0.1 mode=protocol_error", ok=False),
-        "demo:failing_job",
-        "The job failed on purpose",
-    )
     one_line_usage_error(kernel.run("%mcp_result demo:no-such-task", ok=False), "no-such-task")
     one_line_usage_error(
         kernel.run("%mcp_connect broken /no/such/program", ok=False), "%mcp_connect broken", "command not found"
@@ -386,3 +381,22 @@ def test_tables_escape_server_text() -> None:
     bundle = table._repr_mimebundle_()
     assert "<script>" not in bundle["text/html"] and "&lt;script&gt;" in bundle["text/html"]
     assert hostile in bundle["text/plain"]
+
+
+def test_a_task_that_fails_while_a_magic_waits_ends_the_cell_with_its_own_error_on_one_line(
+    kernel: Kernel,
+) -> None:
+    run = kernel.run("r_fail = %mcp_task --wait demo:failing_job seconds=0.1 mode=protocol_error", ok=False)
+    assert run.status == "error" and run.reply["ename"] == "TaskFailed", str(run)  # no usage error of the user's
+    assert not run.errors, f"a traceback was shown: {run.errors}"
+    text = run.stderr.strip()
+    assert text.startswith("TaskFailed: demo:failing_job (task ") and "\n" not in text, text
+    assert "The job failed on purpose" in text and "(JSON-RPC error -32" in text, text
+    assert text.count("failing_job") == 1, f"the tool is named twice: {text}"
+    # it is the task's own error: code can catch it
+    caught = kernel.run(
+        "import mcp_tasks_jupyter as mtj\ntry:\n"
+        "    %mcp_task --wait demo:failing_job seconds=0.1 mode=protocol_error\n"
+        "except mtj.TaskFailed as exc:\n    caught_code = exc.error['code']"
+    )
+    assert caught.status == "ok" and kernel.value("caught_code") < 0
