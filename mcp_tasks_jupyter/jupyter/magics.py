@@ -293,10 +293,10 @@ class MCPMagics(Magics):
         ``label="{name}"``. In ``%%mcp_task`` the cell body holds the arguments (``key=value`` on
         the line may add more); it is not expanded.
 
-        ``-o VAR``       when the task completes successfully, bind its ToolResult to VAR (with or
-                         without ``--wait``). On failure (an error, a cancellation, a result with
-                         ``is_error``) nothing is bound and the error stays visible in the task's
-                         widget (or ``await h`` raises it).
+        ``-o VAR``       when the task ends with a result, bind its ToolResult to VAR (with or
+                         without ``--wait``); a tool error is a result too (``VAR.is_error``).
+                         A task that ends without one (failed, cancelled, lost) binds nothing: its
+                         widget says VAR stays unbound and why (``await h`` raises the error).
         ``--wait``       wait for the task inside the cell (other jobs keep running) and return
                          its ToolResult; a failed task fails the cell with one line.
         ``--ttl MS``     how long the server should keep the task, in milliseconds.
@@ -473,7 +473,7 @@ class MCPMagics(Magics):
             if fresh and not target.done():
                 display.show_task(target)
             result = await target
-            if ref.out is not None and not result.is_error:
+            if ref.out is not None:
                 user_ns[ref.out] = result
             return result
 
@@ -591,13 +591,15 @@ _plain_magic_help()
 
 
 def bind_when_done(namespace: dict[str, Any], name: str, handle: TaskHandle) -> None:
-    """Set ``namespace[name]`` to the handle's ToolResult the moment it completes successfully."""
+    """Set ``namespace[name]`` to the handle's ToolResult the moment it has one: also a tool error's
+    (``is_error``; a declined question ends so), which is a result. A task that ended without a result
+    (failed, cancelled, lost) binds nothing; its view says so."""
 
     def bind(h: TaskHandle) -> None:
         if not h.done():
             return
         unsubscribe()
-        if h.exception() is None and not h.result().is_error:
+        if h.exception() is None:
             namespace[name] = h.result()
 
     unsubscribe = handle.on_change(bind)

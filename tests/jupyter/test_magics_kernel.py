@@ -121,12 +121,17 @@ def test_o_binds_the_moment_the_task_completes_without_a_cell_awaiting_it(kernel
     assert kernel.value("quiet_result.structured['value']") == 14
 
 
-def test_o_binds_nothing_on_failure(kernel: Kernel) -> None:
+def test_o_binds_a_tool_error_result_and_nothing_on_failure(kernel: Kernel) -> None:
     kernel.run(
-        "failed = %mcp_task -o nothing demo:failing_job seconds=0.1\n"
+        "failed = %mcp_task -o tool_error demo:failing_job seconds=0.1\n"
         "import asyncio\nawait asyncio.wait_for(failed, 20)"
     )
-    assert kernel.value("(failed.result().is_error, 'nothing' in dir())") == (True, False)
+    # a tool error is a result: bound, so the next cell meets it rather than a NameError (issue 30)
+    assert kernel.value("(failed.status, tool_error.is_error, tool_error is failed.result())") == (
+        "error",
+        True,
+        True,
+    )
     kernel.run(
         "raised = %mcp_task -o nothing demo:failing_job seconds=0.1 mode=protocol_error\n"
         "await asyncio.wait([asyncio.ensure_future(raised)], timeout=20)"
