@@ -12,10 +12,13 @@ When the task ends the output is updated in place with the same widget and the f
 notebook saved after its tasks finished shows their outcome and keeps no stale ``text/plain`` such as
 ``<TaskHandle ... working>``.
 
-The summary's text/plain is deterministic: ``slow_compute on demo: running…`` at first, then
-``slow_compute on demo: completed — <first line of the result>``; no ids, times or durations, so nbval
-can compare it. The duration appears only in the HTML (in ``<span class="mtj-duration">``, for an
-nbval sanitize pattern), because nbval also compares text/html.
+The summary names the task by its arguments as the live views do (``labels.arguments_label``), keeps
+the questions the task asked and how each was answered, and is one line where the live view was
+(``compact``: a loop of thirty tasks saves thirty lines, not thirty boxes). Its text/plain is
+deterministic: ``slow_compute label=t3 on demo: running…`` at first, then ``slow_compute label=t3 on
+demo: completed — <first line of the result>`` (and a line per question: ``  asked: … → …``); no ids,
+times or durations, so nbval can compare it. The duration appears only in the HTML (in
+``<span class="mtj-duration">``, for an nbval sanitize pattern), because nbval also compares text/html.
 
 nbval does not apply ``update_display_data``: a cell that shows a task still running compares its
 *first* summary ("running…") with the saved final one. Give such cells ``# NBVAL_IGNORE_OUTPUT``, or
@@ -28,7 +31,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tasks.handle import TaskHandle
-from ..views.render import running_html, running_line, summary_html, summary_line, task_text
+from ..views.render import (
+    compact_summary_html,
+    running_html,
+    running_line,
+    summary_html,
+    summary_line,
+    summary_text,
+    task_text,
+)
 
 
 def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
@@ -73,8 +84,11 @@ def _display_handle(handle: TaskHandle) -> None:
 
 
 def task_output(widget: Any) -> dict[str, Any]:
-    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary."""
-    return widget_output(widget, summary_bundle(widget.handle))
+    """The mime bundle of a task's one output: ``widget``'s view and its handle's static summary (on
+    one line when the widget is the one-line view)."""
+    from .widgets.compact_widget import CompactTaskWidget
+
+    return widget_output(widget, summary_bundle(widget.handle, compact=isinstance(widget, CompactTaskWidget)))
 
 
 def widget_output(widget: Any, summary: dict[str, str]) -> dict[str, Any]:
@@ -213,11 +227,13 @@ async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
         )
 
 
-def summary_bundle(handle: TaskHandle) -> dict[str, str]:
-    """The static summary's mime bundle: "running…" until the task ends, then its outcome."""
+def summary_bundle(handle: TaskHandle, *, compact: bool = False) -> dict[str, str]:
+    """The static summary's mime bundle: "running…" until the task ends, then its outcome; on one
+    line with ``compact`` (as the live view was)."""
     if not handle.done():
-        return {"text/plain": running_line(handle), "text/html": running_html(handle)}
-    return {"text/plain": summary_line(handle, timing=False), "text/html": summary_html(handle)}
+        return {"text/plain": running_line(handle), "text/html": running_html(handle, compact=compact)}
+    html = compact_summary_html(handle) if compact else summary_html(handle)
+    return {"text/plain": summary_text(handle), "text/html": html}
 
 
 def _update_when_done(shell: Any, handle: TaskHandle, widget: Any, output: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +51,7 @@ class Table:
         """A plain ``<table>``; everything escaped."""
         head = "".join(f"<th style='text-align:left'>{html.escape(c)}</th>" for c in self.columns)
         body = "".join(
-            "<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in row) + "</tr>"
+            "<tr>" + "".join(f"<td style='text-align:left'>{_cell_html(c)}</td>" for c in row) + "</tr>"
             for row in self.rows
         )
         if not self.rows:
@@ -63,8 +64,17 @@ class Table:
 
 
 def _clip(text: str) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(_INLINE_CODE.sub(r"\1", str(text)).split())
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+#: ```name``` in a server's text (a description): code, drawn as such in HTML, without backticks as text.
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _cell_html(text: str) -> str:
+    """A cell escaped, then its ```code``` spans (already escaped) drawn as ``<code>``."""
+    return _INLINE_CODE.sub(r"<code>\1</code>", html.escape(text))
 
 
 # -- %mcp_servers --------------------------------------------------------------------------------
@@ -181,6 +191,11 @@ def tools_table(server: str, tools: Sequence[Tool], dialect: Any = None) -> Tabl
 def task_support(tool: Tool, dialect: Any = None) -> str:
     """The tool's declared task support and, given the connection's dialect, how a call runs."""
     if tool.task_support is None:
+        description = tool.description or ""
+        if _DESCRIBED_AS_NO_TASK.search(description):
+            return "server decides per call (described as never a task)"
+        if _DESCRIBED_AS_TASK.search(description):
+            return "server decides per call (described as a task)"
         return "server decides per call"
     if dialect is None:
         return tool.task_support
@@ -188,6 +203,16 @@ def task_support(tool: Tool, dialect: Any = None) -> str:
         return f"{tool.task_support} (server decides per call)"
     how = "runs as a task" if dialect.runs_as_task(tool) else "plain call"
     return f"{tool.task_support} ({how})"
+
+
+#: A description saying the tool runs as a task ("must be called as a task", "always runs as a task").
+_DESCRIBED_AS_TASK = re.compile(
+    r"\b(?:must|always|only|should)\b[^.\n]{0,40}\b(?:as|be) an? (?:long-running )?task\b", re.IGNORECASE
+)
+
+_DESCRIBED_AS_NO_TASK = re.compile(
+    r"\b(?:cannot|can't|never|must not)\b[^.\n]{0,40}\bas an? task\b", re.IGNORECASE
+)
 
 
 def _first_line(text: str) -> str:
