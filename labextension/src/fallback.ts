@@ -4,9 +4,9 @@
  * (or "Loading widget..." for good) from the widget manager in place of the widget: this draws the
  * output's own summary there instead, through the notebook's HTML renderer (sanitized unless the
  * output is trusted, as any HTML output). Only outputs whose HTML is one of ours are touched
- * (`mtj-summary`, `mtj-task`, `mtj-batch-summary`, `mtj-board-summary`); a widget that does appear later replaces the summary (the
- * widget manager clears the node before it adds the view), and a failure the manager writes over
- * it later is replaced by the summary again. (`savedviews.ts` keeps ipywidgets from trying in the first
+ * (`mtj-summary`, `mtj-task`, `mtj-compact-summary`, `mtj-batch-summary`, `mtj-board-summary`); a widget
+ * that does appear later replaces the summary (the widget manager clears the node before it adds the
+ * view), and a failure the manager writes over it later is replaced by the summary again. (`savedviews.ts` keeps ipywidgets from trying in the first
  * place in JupyterLab; this stays for whatever gets past it.)
  */
 
@@ -17,8 +17,10 @@ const MISSING = /^Error displaying widget(: model not found)?$/;
 const LOADING = 'Loading widget...';
 /** How long "Loading widget..." may stay before the summary is drawn (a live widget takes less). */
 export const LOADING_GRACE_MS = 3000;
-// A task's summary (`mtj-summary` once it ended, `mtj-task` while it ran), a board's, a batch's.
-const OURS = /^<div class="mtj-(summary|task|board-summary|batch-summary)"/;
+// A task's summary (`mtj-summary` once it ended, `mtj-task` while it ran, `mtj-compact-summary` for a
+// task shown on one line), a board's, a batch's.
+const OURS =
+  /^<div class="mtj-(summary|task|compact-summary|board-summary|batch-summary)"/;
 
 /** What this module reads of a cell: its output area, when it is a code cell. */
 interface IOutputs {

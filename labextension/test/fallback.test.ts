@@ -36,6 +36,15 @@ describe('the saved summary of a missing widget', () => {
         'text/html': running
       })
     ).toBe(running);
+    // a task the live view showed on one line (a loop's): its summary is one line too
+    const compact =
+      '<div class="mtj-compact-summary" style="x">cancelled slow_compute label=t3</div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': compact
+      })
+    ).toBe(compact);
     // someone else's widget, an HTML output that is no widget, or nothing at all
     expect(
       summaryOf({

@@ -24,26 +24,28 @@ VALUE_CHARS = 24
 NAME_KEYS = ("label", "name")
 
 
-def arguments_label(arguments: dict[str, Any] | None, limit: int = LABEL_CHARS) -> str:
-    """``key=value`` words of ``arguments``, each value cut to ``VALUE_CHARS``; "" for none. A naming
+def arguments_label(
+    arguments: dict[str, Any] | None, limit: int = LABEL_CHARS, *, value_chars: int = VALUE_CHARS
+) -> str:
+    """``key=value`` words of ``arguments``, each value cut to ``value_chars``; "" for none. A naming
     argument (:data:`NAME_KEYS`) comes first, the rest in their given order."""
     if not arguments:
         return ""
     words = []
     for key, value in sorted(arguments.items(), key=lambda item: item[0] not in NAME_KEYS):
-        shown = REDACTED if is_secret_key(str(key)) else _value(value)
+        shown = REDACTED if is_secret_key(str(key)) else _value(value, value_chars)
         words.append(f"{key}={shown}")
     text = scrub(" ".join(words))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, chars: int) -> str:
     if isinstance(value, str):
         text = value if value and not any(c.isspace() for c in value) else json.dumps(value, ensure_ascii=False)
     else:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     text = " ".join(text.split())
-    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def task_label(tool: str | None, arguments: dict[str, Any] | None) -> str:

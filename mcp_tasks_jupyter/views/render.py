@@ -4,9 +4,9 @@ Three views share this module: the ``__repr__`` / ``_repr_mimebundle_`` of ``Too
 ``TaskHandle``, the static summary a notebook keeps after saving, and the live widget (which sends
 :func:`result_preview` as data and draws it in the browser).
 
-* Text forms (:func:`task_text`, :func:`result_text`, :func:`summary_line` with ``timing=False``)
-  are deterministic: no task ids, no times, no durations, no memory addresses, so nbval can compare
-  them. Control characters from the server are escaped.
+* Text forms (:func:`task_text`, :func:`result_text`, :func:`summary_line` with ``timing=False``,
+  :func:`summary_text`) are deterministic: no task ids, no times, no durations, no memory addresses,
+  so nbval can compare them. Control characters from the server are escaped.
 * HTML forms are self-contained (inline styles, no scripts). Every string that came from a server
   (tool names, messages, text, keys, values, mime types, URIs) goes through ``html.escape``.
   Images become ``data:`` URIs only for PNG, JPEG, GIF and WebP with valid base64; links are live
@@ -34,6 +34,7 @@ from ..errors import MCPError, TaskError, TaskFailed
 from ..protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
 from ..tasks import renderers
 from ..tasks.status import in_words, shown_status
+from .labels import arguments_label
 from .markdown import markdown_tree, tree_html
 
 if TYPE_CHECKING:
@@ -58,6 +59,11 @@ LINK_CHARS = 2_000
 MESSAGE_CHARS = 2_000
 #: Pending questions listed in the task view.
 QUESTIONS_SHOWN = 5
+#: Questions asked (and how each was answered) kept in a saved summary; the rest are counted.
+ANSWERS_SHOWN = 10
+#: Characters of one answer's values in a saved summary (all of them, and each one).
+ANSWER_CHARS = 200
+ANSWER_VALUE_CHARS = 80
 IMAGE_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 #: Bounds on a structured-content preview.
 TREE_ITEMS = 50  # entries shown per object or array
@@ -120,16 +126,71 @@ def result_text(result: ToolResult) -> str:
 
 
 def summary_line(handle: TaskHandle, *, timing: bool = True) -> str:
-    """One line: ``research on demo: completed in 2.3 s — <first line of the result>``.
+    """One line: ``research topic=tides on demo: completed in 2.3 s — <first line of the result>``:
+    the task named by its arguments (``labels.arguments_label``, as the live views name it).
 
     With ``timing=False`` the duration is left out, so the line is stable for the same outcome.
     While the task runs the last part is its status message.
     """
-    line = f"{_label(handle)}: {_plain(status_label(handle))}"
+    line = f"{_named(handle)}: {_plain(status_label(handle))}"
     if timing and handle.done():
         line += f" in {format_duration(handle.elapsed)}"
-    first = _first_line(_headline(handle))
+    first = outcome_line(handle)
     return f"{line} — {first}" if first else line
+
+
+def summary_text(handle: TaskHandle) -> str:
+    """The saved summary's text: :func:`summary_line` without timing, then one line per question the
+    task asked and how it was answered (``  asked: Which depth? → depth=2 (preset answers)``).
+    Deterministic for the same outcome."""
+    lines = [summary_line(handle, timing=False)]
+    lines.extend(f"  asked: {question} → {answer}" for question, answer in answered(handle))
+    more = len(handle.questions) - ANSWERS_SHOWN
+    if more > 0:
+        lines.append(f"  … {more:,} more questions")
+    return "\n".join(lines)
+
+
+def outcome_line(handle: TaskHandle) -> str:
+    """The first line of the outcome (the result, the failure) once done, else of the status message."""
+    return _first_line(_headline(handle))
+
+
+#: How a question was answered, in words (the handle's ``action``).
+_ACTIONS = {"accept": "answered", "decline": "declined", "cancel": "dismissed"}
+#: Who answered it (the handle's ``source``).
+_SOURCES = {
+    "answers": "preset answers",
+    "handler": "handler",
+    "person": "in the form",
+    "no handler": "no one to ask",
+}
+
+
+def answered(handle: TaskHandle) -> list[tuple[str, str]]:
+    """The first :data:`ANSWERS_SHOWN` questions the task asked, each with how it was answered, as
+    plain one-line text (``("Which depth?", "depth=2 (preset answers)")``): the values given as a
+    label (secret-looking keys redacted, registered secrets scrubbed), the action's word when no
+    values went back (``declined (in the form)``)."""
+    shown = []
+    for entry in handle.questions[:ANSWERS_SHOWN]:
+        question = _first_line(str(entry.get("question") or "")) or "(a question)"
+        action, source = str(entry.get("action") or ""), str(entry.get("source") or "")
+        content = entry.get("content")
+        if isinstance(content, dict) and content and action == "accept":
+            words = arguments_label(content, ANSWER_CHARS, value_chars=ANSWER_VALUE_CHARS)
+        elif content not in (None, {}) and action == "accept":
+            words = _cut_words(json.dumps(content, ensure_ascii=False, default=str), ANSWER_CHARS)
+        else:
+            words = _ACTIONS.get(action, action or "no answer")
+        by = _SOURCES.get(source, source)
+        shown.append((question, _plain(f"{words} ({by})" if by else words)))
+    return shown
+
+
+def _cut_words(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def status_label(handle: TaskHandle) -> str:
@@ -161,8 +222,8 @@ def status_message(handle: TaskHandle) -> str | None:
 
 
 def running_line(handle: TaskHandle) -> str:
-    """The static summary's text before the task ends: ``slow_compute on demo: running…``."""
-    return f"{_label(handle)}: {RUNNING_LABEL}"
+    """The static summary's text before the task ends: ``slow_compute label=t3 on demo: running…``."""
+    return f"{_named(handle)}: {RUNNING_LABEL}"
 
 
 def failure_message(handle: TaskHandle) -> str | None:
@@ -478,6 +539,12 @@ _PRE = (
     "background:var(--jp-layout-color2,#f6f8fa);border-radius:4px;max-height:24em;overflow:auto;font-size:12px"
 )
 _MUTED = "color:var(--jp-ui-font-color2,#57606a)"
+# A compact summary: one line, as the live compact view (no box: thirty of them read as a list).
+_LINE = (
+    "font-family:var(--jp-ui-font-family,system-ui,-apple-system,'Segoe UI',sans-serif);font-size:13px;"
+    "line-height:20px;padding:1px 4px;max-width:100%"
+)
+_ONE_LINE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis"
 _CELL = "border:1px solid var(--jp-border-color1,#d0d7de);padding:2px 6px;text-align:left;vertical-align:top"
 
 
@@ -526,8 +593,10 @@ def task_html(handle: TaskHandle) -> str:
     return f'<div class="mtj-task" style="{_BOX}">{"".join(parts)}</div>'
 
 
-def running_html(handle: TaskHandle) -> str:
-    """The static summary before the task ends."""
+def running_html(handle: TaskHandle, *, compact: bool = False) -> str:
+    """The static summary before the task ends (one line with ``compact``, as the live view was)."""
+    if compact:
+        return compact_summary_html(handle)
     return (
         f'<div class="mtj-task" style="{_BOX}"><span style="{_MUTED}">{RUNNING_LABEL}</span> '
         f"{_label_html(handle)}</div>"
@@ -535,8 +604,9 @@ def running_html(handle: TaskHandle) -> str:
 
 
 def summary_html(handle: TaskHandle) -> str:
-    """The static summary of a task as one box: badge (the status in words), tool and server,
-    duration, then the failure message (whole up to a limit) or the result preview (rendered markdown,
+    """The static summary of a task as one box: badge (the status in words), tool with its arguments'
+    label (as the live views name it) and server, duration, the questions asked and how each was
+    answered, then the failure message (whole up to a limit) or the result preview (rendered markdown,
     tables, images; bounded by :data:`PREVIEW_BUDGET`). It is what places without a kernel show in
     place of the live widget (a saved notebook on GitHub, nbconvert HTML)."""
     done = handle.done()
@@ -546,6 +616,7 @@ def summary_html(handle: TaskHandle) -> str:
         else ""
     )
     parts = [f"<div>{status_badge_html(shown_status(handle))} {_label_html(handle)}{took}</div>"]
+    parts.append(_answered_html(handle))
     failure = failure_message(handle) if done else None
     if failure is not None:
         text, cut = _cut(failure, 2_000)
@@ -559,6 +630,42 @@ def summary_html(handle: TaskHandle) -> str:
         if first:
             parts.append(f'<div style="{_MUTED}">{_esc(first)}</div>')
     return f'<div class="mtj-summary" style="{_BOX}">{"".join(parts)}</div>'
+
+
+def compact_summary_html(handle: TaskHandle) -> str:
+    """The static summary of a task the live view showed on one line (``show_task(compact=True)``):
+    one line as well, badge (or "running…"), tool and its arguments' label, the first line of the
+    outcome (or of the status message), the duration once done; the questions asked and their
+    answers below it, small. Thirty of them saved from a loop stay thirty lines, each telling its
+    task apart."""
+    done = handle.done()
+    badge = status_badge_html(shown_status(handle)) if done else f'<span style="{_MUTED}">{RUNNING_LABEL}</span>'
+    first = outcome_line(handle)
+    failed = done and (handle.exception() is not None or handle.result().is_error)
+    colour = "#cf222e" if failed and handle.status != "cancelled" else "var(--jp-ui-font-color2,#57606a)"
+    message = f' <span class="mtj-compact-message" style="color:{colour}">{_esc(first)}</span>' if first else ""
+    took = (
+        f' <span style="{_MUTED}">· <span class="mtj-duration">{format_duration(handle.elapsed)}</span></span>'
+        if done
+        else ""
+    )
+    return (
+        f'<div class="mtj-compact-summary" style="{_LINE}"><div style="{_ONE_LINE}">{badge} '
+        f"{_label_html(handle, server=False)}{message}{took}</div>{_answered_html(handle)}</div>"
+    )
+
+
+def _answered_html(handle: TaskHandle) -> str:
+    """The questions the task asked and how each was answered (see :func:`answered`), or ""."""
+    rows = [
+        f'<div><span style="{_MUTED}">asked</span> {_esc(question)} '
+        f'<span style="{_MUTED}">→</span> <span class="mtj-answer">{_esc(answer)}</span></div>'
+        for question, answer in answered(handle)
+    ]
+    more = len(handle.questions) - ANSWERS_SHOWN
+    if more > 0:
+        rows.append(f'<div style="{_MUTED}">… {more:,} more questions</div>')
+    return f'<div class="mtj-answered" style="font-size:12px">{"".join(rows)}</div>' if rows else ""
 
 
 #: Rows of a board's static table at most (the rest are counted).
@@ -689,11 +796,19 @@ def _label(handle: TaskHandle) -> str:
     return f"{_plain(handle.tool or '(unknown tool)')} on {_plain(handle.server)}"
 
 
-def _label_html(handle: TaskHandle) -> str:
-    return (
-        f'<b class="mtj-tool">{_esc(handle.tool or "(unknown tool)")}</b> '
-        f'<span style="{_MUTED}">on</span> <span class="mtj-server">{_esc(handle.server)}</span>'
-    )
+def _named(handle: TaskHandle) -> str:
+    """``slow_compute label=t3 seconds=40 on demo``: the tool, its arguments' label, the server."""
+    label = arguments_label(handle.arguments)
+    tool = _plain(handle.tool or "(unknown tool)")
+    return f"{tool} {_plain(label)} on {_plain(handle.server)}" if label else f"{tool} on {_plain(handle.server)}"
+
+
+def _label_html(handle: TaskHandle, *, server: bool = True) -> str:
+    label = arguments_label(handle.arguments)
+    args = f' <span class="mtj-args" style="{_MUTED}">{_esc(label)}</span>' if label else ""
+    on = f'<span style="{_MUTED}">on</span>'
+    where = f' {on} <span class="mtj-server">{_esc(handle.server)}</span>' if server else ""
+    return f'<b class="mtj-tool">{_esc(handle.tool or "(unknown tool)")}</b>{args}{where}'
 
 
 def _progress_html(handle: TaskHandle) -> str:

@@ -139,9 +139,9 @@ def test_show_task_in_a_kernel_sends_few_updates_and_updates_the_static_summary(
     assert measured.task_seconds >= 3
     assert measured.updates <= measured.task_seconds * 10 + 3, measured
     assert measured.updates >= measured.task_seconds * 2, measured  # the view did keep moving
-    assert measured.summary_first["data"]["text/plain"] == "slow_compute on demo: running…"
+    assert measured.summary_first["data"]["text/plain"] == "slow_compute seconds=3 steps=300 on demo: running…"
     assert measured.summary_updates, "the static summary was never updated"
-    final = "slow_compute on demo: completed — job: done in 300 steps, value=9045050"
+    final = "slow_compute seconds=3 steps=300 on demo: completed — job: done in 300 steps, value=9045050"
     for update in measured.summary_updates:
         assert update["data"]["text/plain"] == final
         assert (
@@ -179,7 +179,9 @@ def test_a_saved_notebook_keeps_the_final_summary(tmp_path: Path):
     (summary,) = outputs
     assert "application/vnd.jupyter.widget-view+json" in summary.data
     assert "working" not in summary.data["text/plain"]  # no stale text of the running task
-    assert summary.data["text/plain"] == "slow_compute on demo: completed — saved: done in 10 steps, value=385"
+    assert summary.data["text/plain"] == (
+        "slow_compute label=saved seconds=1 steps=10 on demo: completed — saved: done in 10 steps, value=385"
+    )
     html = summary.data["text/html"]
     assert ">completed</span>" in html and ">slow_compute</b>" in html and "saved: done in 10 steps" in html
     assert re.search(r'class="mtj-duration">\d+\.\d s<', html)
@@ -197,5 +199,5 @@ async def test_show_task_outside_ipython_prints_the_text_form(capsys):
         show_board([task], server="elsewhere")
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "<TaskHandle slow_compute on demo: working>"
-    done = r"slow_compute on demo: completed in \d+\.\d s — job: done in 2 steps, value=5"
+    done = r"slow_compute seconds=0.2 steps=2 on demo: completed in \d+\.\d s — job: done in 2 steps, value=5"
     assert len(lines) == 3 and re.fullmatch(done, lines[1]) and re.fullmatch(done, lines[2])

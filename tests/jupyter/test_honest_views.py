@@ -54,7 +54,9 @@ async def test_a_tool_error_is_an_error_in_every_view_and_every_dialect(dialect)
     assert {seen[k] for k in ("view", "board", "channel", "widget")} == {"error"}
     assert seen["board_words"] == "tool error"
     assert seen["repr"] == "<TaskHandle failing_job on demo: error>"
-    assert seen["summary"] == "failing_job on demo: tool error — row 7 is malformed"
+    assert seen["summary"] == (
+        'failing_job seconds=0.2 message="row 7 is malformed" on demo: tool error — row 7 is malformed'
+    )
     assert ">tool error</span>" in seen["summary_html"] and ">completed<" not in seen["summary_html"]
     assert "#cf222e" in seen["summary_html"]  # the error badge's colour, never the green of completed
 
@@ -69,7 +71,10 @@ async def test_a_declined_question_reads_declined():
         seen = views(task)
         entry = task_entry("k", task, None)
     assert {seen[k] for k in ("view", "board", "channel", "widget")} == {"declined"}
-    assert seen["summary"].startswith("research on demo: declined — The user declined")
+    assert seen["summary"].startswith(
+        "research topic=tides ambiguous=true stage_seconds=0.05 on demo: declined — The user declined"
+    )
+    assert seen["summary"].endswith("→ declined (handler)")  # the question asked and its answer
     assert entry["message"].startswith("The user declined")  # what a notification of it says
 
 

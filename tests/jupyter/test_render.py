@@ -266,7 +266,9 @@ async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_
         "ToolResult(text='sq: done in 3 steps, value=14', structured={'label': 'sq', "
         "'seconds': 0.3, 'steps': 3, 'value': 14}, is_error=False)"
     )
-    assert summary == "slow_compute on demo: completed — sq: done in 3 steps, value=14"
+    assert (
+        summary == "slow_compute label=sq seconds=0.3 steps=3 on demo: completed — sq: done in 3 steps, value=14"
+    )
     assert "completed in " in render.summary_line(task)  # the timed form is for HTML and printing
 
 

@@ -90,11 +90,14 @@ def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
     html, _ = HTMLExporter().from_notebook_node(saved)  # no kernel; the notebook keeps no widget state
     summaries = Page(html, "mtj-summary").boxes
     assert len(summaries) == 4, summaries
-    report, chart, bad, slow = (" ".join(text.split()) for text in summaries)
-    assert report.startswith("completed research on demo ·") and "Research report: tides" in report
-    assert chart.startswith("completed make_chart on demo ·") and "Digits: bar chart of 5 values" in chart
-    assert bad.startswith("tool error failing_job on demo ·") and "row 7 is malformed" in bad
-    assert slow.startswith("completed slow_compute on demo ·") and "bg: done in 5 steps" in slow
+    expected = [  # each task named by its arguments (issue 30, item 4), then its outcome
+        ("completed research topic=tides stage_seconds=0.2 on demo ·", "Research report: tides"),
+        ("completed make_chart values=[3,1,4,1,5] title=Digits seconds=0.2 on demo ·", "Digits: bar chart of 5"),
+        ('tool error failing_job seconds=0.2 message="row 7 is malformed" on demo ·', "row 7 is malformed"),
+        ("completed slow_compute label=bg seconds=0.5 steps=5 on demo ·", "bg: done in 5 steps"),
+    ]
+    for text, (head, outcome) in zip((" ".join(t.split()) for t in summaries), expected, strict=True):
+        assert text.startswith(head) and outcome in text, text
     for text in summaries:
         assert re.search(r"· \d+\.\d s", text), text  # the duration
     # markdown rendered, the sources a table, the chart's image inline (nothing to fetch)
@@ -108,7 +111,7 @@ def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
         "completedresearchtopic=tidesstage_seconds=0.2demo",  # status, tool, arguments' label, server
         "completedmake_chartvalues=[3,1,4,1,5]title=Digitsseconds=0.2demo",
         'toolerrorfailing_jobseconds=0.2message="row7ismalformed"demo',
-        "completedslow_computeseconds=0.5steps=5label=bgdemo",
+        "completedslow_computelabel=bgseconds=0.5steps=5demo",
     ):
         assert row in cells, board
     assert "row 7 is malformed" in board

@@ -58,7 +58,9 @@ def test_a_board_and_a_handle_shown_while_tasks_run_are_saved_finished(tmp_path:
     assert "history: earlier kernel" in html, html
 
     assert len(again) == 1 and WIDGET in again[0].data, "a running handle shown again is its live view"
-    assert again[0].data["text/plain"] == "slow_compute on demo: completed — late: done in 5 steps, value=55"
+    assert again[0].data["text/plain"] == (
+        "slow_compute label=late seconds=1 steps=5 on demo: completed — late: done in 5 steps, value=55"
+    )
     assert [o.data["text/plain"] for o in batch] == ["slow_compute on demo: 3 tasks — 3 completed"]
 
     # The widget state saved with the notebook (what a reopened notebook draws) is the final one too.

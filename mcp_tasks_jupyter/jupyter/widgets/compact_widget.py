@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...views.render import MESSAGE_CHARS, summary_line, task_text
+from ...views.render import MESSAGE_CHARS, outcome_line, task_text
 from ...views.view import view_of
 from . import front_end
 from .live import LiveTaskView
@@ -62,10 +62,7 @@ class CompactTaskWidget(LiveTaskView, anywidget.AnyWidget):
 
     def _current_state(self) -> dict[str, Any]:
         seen = view_of(self._handle)
-        if seen.done:
-            text = seen.failure or summary_line(self._handle, timing=False).partition(" — ")[2]
-        else:
-            text = seen.board_message
+        text = (seen.failure or outcome_line(self._handle)) if seen.done else seen.board_message
         if len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + "…"
         return {
