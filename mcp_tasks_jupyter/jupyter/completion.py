@@ -214,6 +214,10 @@ def install(shell: Any, runtime: Any) -> None:
         if found is None:
             return {"completions": [], "suppress": False}
         fragment, texts = found
+        if not texts:
+            # Inside our magics nothing else fits; IPython lets a matcher suppress the others only when
+            # it offers something, so it offers the fragment itself: a completion that changes nothing.
+            texts = [fragment]
         return {
             "completions": [SimpleCompletion(text, type="mcp") for text in texts],
             "matched_fragment": fragment,

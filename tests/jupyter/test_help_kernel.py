@@ -56,7 +56,10 @@ def test_tab_completes_names_tools_and_argument_keys(kernel: Kernel) -> None:
     # completion in the middle of a cell, the cursor before later text
     code = "x = 1\nh = %mcp_task demo:slow_compute la\nprint(x)"
     assert complete(kernel, code, code.index("la\n") + 2)[1] == ["label="]
-    # %mcp_cancel, %mcp_result: handle variables and NAME:TASK_ID of known tasks
+    # %mcp_cancel, %mcp_result: handle variables and NAME:TASK_ID of known tasks; with none, nothing
+    # (not IPython's generic list of every name; issue 30)
+    assert [m for m in complete(kernel, "%mcp_cancel ")[1] if m] == []
+    assert complete(kernel, "%mcp_cancel pri")[1] == ["pri"]  # the fragment as it is: nothing changes
     kernel.run("running = %mcp_task demo:slow_compute seconds=30")
     task_id = kernel.value("running.task_id")
     _, matches = complete(kernel, "%mcp_cancel ")
