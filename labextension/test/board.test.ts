@@ -438,6 +438,9 @@ describe('board widget', () => {
       'earlier kernel',
       'other.ipynb'
     ]);
+    // The mark leads its cell, where the ellipsis of a long name never cuts it.
+    const cell = el.querySelectorAll('tbody .mtj-board-task')[1];
+    expect(cell.firstElementChild?.className).toBe('mtj-board-origin');
     expect(one(el, '.mtj-board-caption').textContent).toBe(
       '3 shown: 1 task of this kernel, 2 from the history'
     );

@@ -179,6 +179,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def given_order_json(value: Any) -> str:
+    """JSON with no spaces, keys in the order given: what a record keeps of a call's arguments."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def arguments_key(arguments: dict[str, Any] | None, key: bytes) -> str:
     """What the result cache matches a call's arguments on: an HMAC-SHA256 of the full (unredacted)
     canonical arguments under the installation ``key`` (:attr:`TaskIndex.key`)."""
@@ -394,7 +399,9 @@ class TaskIndex:
             "server_software": server.software,
             "server_version": server.version,
             "tool": tool,
-            "arguments": canonical_json(redact_arguments(arguments or {})),
+            # In the order given (the board's history and the exports show them so); the cache
+            # matches on ``args_key``, the canonical form.
+            "arguments": given_order_json(redact_arguments(arguments or {})),
             "args_key": key,
             "task_id": task_id,
             "notebook": notebook,

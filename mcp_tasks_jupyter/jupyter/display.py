@@ -179,6 +179,8 @@ def make_board(
                 created_at=record.created_at,
                 arguments=record.arguments,
                 origin=_origin(record.notebook, notebook),
+                started=record.started_at,
+                finished=record.finished_at,
             )
     board.refresh()  # the index rows are part of the first picture
     if listing:

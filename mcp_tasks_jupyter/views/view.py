@@ -120,18 +120,27 @@ def record_view(
     created_at: str | None = None,
     updated_at: str | None = None,
     arguments: dict[str, Any] | None = None,
+    started: float | None = None,
+    finished: float | None = None,
 ) -> TaskView:
     """A task known only from a record (the task index, a server's ``tasks/list``): its last known
-    status, never ticking (``started`` is its creation time, ``finished`` its last update once ended)."""
+    status, never ticking. ``started`` and ``finished`` are when the client that recorded it saw the
+    task start and end (epoch s, the index's ``started_at``/``finished_at``); without them, its
+    creation time and (once ended) its last update."""
+    done = status in FINISHED
+    if started is None:
+        started = epoch(created_at)
+    if finished is None and done:
+        finished = epoch(updated_at)
     return TaskView(
         tool=tool or "?",
         server=server,
         status=status,
         message=message or None,
         task_id=task_id,
-        started=epoch(created_at),
-        finished=epoch(updated_at) if status in FINISHED else None,
-        done=status in FINISHED,
+        started=started,
+        finished=finished if done else None,
+        done=done,
         live=False,
         label=arguments_label(arguments),
     )

@@ -234,6 +234,32 @@ async def test_board_merges_live_handles_index_records_and_tasks_list(index_loca
         runtime.index.close()
 
 
+async def test_a_history_row_keeps_the_arguments_order_and_shows_how_long_it_took(index_location):
+    # issue 30, item 6: a row of an earlier kernel listed its arguments sorted and no elapsed time.
+    runtime = Runtime()
+    runtime.index = TaskIndex(index_location)
+    client = await runtime.connect("demo", demo_stdio_argv(*DIALECT, "--poll-interval", "100"))
+    try:
+        arguments = {"topic": "tides", "depth": 2, "ambiguous": False}
+        row = runtime.index.add(client.identity, "research", arguments, task_id="old-1", started_at=1000.0)
+        assert row is not None
+        runtime.index.update(row, task_id="old-1", status="completed", status_message="done", finished_at=1012.5)
+        await eventually(
+            lambda: any(r.status == "completed" for r in runtime.index.records(client.target)),
+            timeout=WAIT,
+            what="the record written",
+        )
+        board = make_board(runtime=runtime, listing=False, history=True)
+        (history,) = [r for r in board.rows if r["task_id"] == "old-1"]
+        assert history["args"] == "topic=tides depth=2 ambiguous=false"  # as given, not sorted
+        assert (history["started"], history["finished"]) == (1000.0, 1012.5)
+        assert "12.5 s" in board.saved_html() and "topic=tides depth=2" in board.saved_html()
+        board.close()
+    finally:
+        await runtime.aclose()
+        runtime.index.close()
+
+
 def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself():
     source = SOURCE.read_text()
     for code in (source, BUNDLE.read_text()):

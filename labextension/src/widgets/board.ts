@@ -480,7 +480,8 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     const toolName = h('span', 'mtj-tool');
     const args = h('span', 'mtj-board-args mtj-muted');
     const origin = h('span', 'mtj-board-origin');
-    tool.append(toolName, args, origin);
+    // The history mark first: the end of a long name is what the cell's ellipsis cuts.
+    tool.append(origin, toolName, args);
     const status = h('td', 'mtj-board-status');
     const badge = h('span', 'mtj-badge');
     status.append(badge);

@@ -177,13 +177,15 @@ class BoardWidget(anywidget.AnyWidget):
         refresh: bool = False,
         arguments: dict[str, Any] | None = None,
         origin: str = "",
+        started: float | None = None,
+        finished: float | None = None,
     ) -> bool:
         """Show a task no handle here follows, with its last known status (``tool`` None: "?").
 
         ``origin`` says where the row comes from (``"earlier kernel"``, a notebook's name, ``"the
-        server's list"``). A task already on the board (same server and task id) is not added
-        again; with ``refresh`` a static row of it takes the newer ``status`` and ``message``.
-        Whether a row was added.
+        server's list"``); ``started``/``finished`` when the task ran (epoch s: its elapsed time). A
+        task already on the board (same server and task id) is not added again; with ``refresh`` a
+        static row of it takes the newer ``status`` and ``message``. Whether a row was added.
         """
         if task_id and (server, task_id) in self._static_at:
             if refresh:
@@ -221,6 +223,8 @@ class BoardWidget(anywidget.AnyWidget):
             created_at=created_at,
             updated_at=updated_at,
             arguments=arguments,
+            started=started,
+            finished=finished,
         )
         row["origin"] = origin
         self._static.append(row)

@@ -126,9 +126,11 @@ def static_board_row(
     created_at: str | None = None,
     updated_at: str | None = None,
     arguments: dict[str, Any] | None = None,
+    started: float | None = None,
+    finished: float | None = None,
 ) -> dict[str, Any]:
     """A board row of a task known only from the task index or the server's ``tasks/list``: its
-    last known status, never ticking (``live`` False)."""
+    last known status, never ticking (``live`` False); ``started``/``finished`` as ``record_view``."""
     return view.board_row(
         key,
         record_view(
@@ -140,6 +142,8 @@ def static_board_row(
             created_at=created_at,
             updated_at=updated_at,
             arguments=arguments,
+            started=started,
+            finished=finished,
         ),
     )
 
