@@ -37,7 +37,7 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -46,6 +46,7 @@ from ..index.task_index import TaskIndex, TaskRecord, data_dir
 from ..protocol import versions
 from ..release import __version__
 from ..tasks.status import FINISHED, STATUSES
+from ..views.labels import arguments_label
 from .provenance import export, matching, provenance_row
 
 if TYPE_CHECKING:
@@ -57,7 +58,11 @@ PROG = "mcp-tasks"
 DEFAULT_TIMEOUT_S = 60.0
 #: Control characters a server's text must not bring to a terminal (escape sequences), kept: tab, newline.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-LIST_COLUMNS = ("id", "server", "tool", "status", "started", "task id", "notebook", "by")
+LIST_COLUMNS = ("id", "server", "tool", "arguments", "status", "started", "task id", "notebook", "by")
+#: The arguments column is cut to this many characters (``show`` gives them whole).
+LIST_ARGUMENT_CHARS = 40
+#: Record ids are shown by their first digits (at least this many), as many as tell them apart.
+SHORT_ID_DIGITS = 6
 
 
 class CommandError(Exception):
@@ -179,11 +184,13 @@ def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
     if not records:
         print(f"no tasks recorded in {index.describe()}" + (" match" if _any_filter(args) else ""), file=out)
         return 0
+    short = short_ids(r.id for r in index.records())
     rows = [
         [
-            str(r.id),
+            short.get(r.id, str(r.id)),
             r.server_name,
             r.tool,
+            arguments_label(r.arguments, LIST_ARGUMENT_CHARS) or "-",
             r.status,
             _when(r.started_at or r.recorded_at),
             r.task_id or "-",
@@ -198,6 +205,29 @@ def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
             "  ".join(plain(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out
         )
     return 0
+
+
+def short_ids(ids: Iterable[int]) -> dict[int, str]:
+    """Each record id by its first digits: at least :data:`SHORT_ID_DIGITS`, as many as tell it from
+    every other id (``find`` takes any such beginning; ids are random 63-bit numbers, ``task_index.py``)."""
+    texts = sorted({str(i) for i in ids})
+    short: dict[int, str] = {}
+    for k, text in enumerate(texts):
+        shared = max(
+            _common_prefix(text, texts[k - 1]) if k > 0 else 0,
+            _common_prefix(text, texts[k + 1]) if k + 1 < len(texts) else 0,
+        )
+        short[int(text)] = text[: max(SHORT_ID_DIGITS, shared + 1)]
+    return short
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _show(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:

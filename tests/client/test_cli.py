@@ -77,7 +77,13 @@ def test_list_show_result_cancel_export_clear(tmp_path: Path, index_env: str) ->
         run_sql(index_env, "UPDATE tasks SET pid = ? WHERE task_id = 'st-1'", (int(ended.stdout),))
 
         listed = cli("list").stdout.splitlines()
-        assert listed[0].split() == ["id", "server", "tool", "status", "started", "task", "id", "notebook", "by"]
+        assert listed[0].split() == [
+            "id", "server", "tool", "arguments", "status", "started", "task", "id", "notebook", "by"
+        ]  # fmt: skip
+        # ids by their first digits, as many as tell them apart (not 19 digits); the arguments shown
+        first_id = listed[1].split()[0]
+        assert 6 <= len(first_id) < 19 and json.loads(cli("show", first_id, "--json").stdout)["record"]
+        assert any("label=later" in line for line in listed), listed
         assert len(listed) == 6 and any(ids["later"] in line and " working " in line for line in listed)
         rows = [json.loads(line) for line in cli("list", "--json", "--status", "completed").stdout.splitlines()]
         assert [r["task_id"] for r in rows] == [ids["done"]] and rows[0]["result_sha256"]

@@ -6,8 +6,6 @@ import pytest
 from mcp_tasks_jupyter.jupyter.tables import task_support, tools_table
 from mcp_tasks_jupyter.protocol.types import Tool
 
-pytestmark = pytest.mark.unit
-
 
 def decided_per_call(description: str) -> Tool:
     tool = Tool.model_validate({"name": "t", "description": description, "inputSchema": {"type": "object"}})
