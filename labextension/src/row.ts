@@ -43,7 +43,12 @@ export class TaskRow {
     ]
       .filter(Boolean)
       .join(' · ');
-    setText(this._tool, task.tool ? taskName(task) : '(no tool)');
+    const name = task.tool ? taskName(task) : '(no tool)';
+    setText(this._tool, name);
+    // A narrow panel cuts the name's end (the label= the kernel puts first survives): whole here.
+    if (this._tool.title !== name) {
+      this._tool.title = name;
+    }
     setText(this._server, task.server);
     setText(this._status, inWords(task.status));
     const badges = [

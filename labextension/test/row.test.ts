@@ -26,5 +26,9 @@ describe('a side panel row', () => {
     expect(row.node.querySelector('.mtj-task-tool')?.textContent).toBe(
       'failing_job message="row 7 is malformed"'
     );
+    // the whole name in its tooltip, for a panel too narrow to show it
+    expect(row.node.querySelector<HTMLElement>('.mtj-task-tool')?.title).toBe(
+      'failing_job message="row 7 is malformed"'
+    );
   });
 });

@@ -67,9 +67,25 @@ class Page(HTMLParser):
             self.boxes[-1] += data
 
 
-def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
+#: A loop of thirty tasks of one tool, told apart only by their label; every sixth (five) cancelled.
+LOOP_CELLS = [
+    "%load_ext mcp_tasks_jupyter",
+    "%mcp_connect demo {sys.executable} -m mcp_tasks_jupyter.demo",
+    "hs = []\nfor i in range(30):\n"
+    "    h = %mcp_task demo:slow_compute seconds={60 if i % 6 == 0 else 0.3} steps=2 label=t{i}\n"
+    "    hs.append(h)",
+    "for h in hs[::6]:\n    await h.cancel()\nfor h in hs:\n    try:\n        await h\n"
+    "    except Exception:\n        pass\nprint(sorted({h.status for h in hs}))",
+]
+LOOP_CELL = 2
+CANCELLED = range(0, 30, 6)
+
+
+def run_and_save(cells: list[str], path: Path) -> nbformat.NotebookNode:
+    """Run ``cells`` in a new kernel (nbclient), save the notebook to ``path`` without widget state
+    (as JupyterLab saves it) and read it back."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(code) for code in CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(code) for code in cells]
     NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
@@ -78,10 +94,35 @@ def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
         resources={"metadata": {"path": str(REPO_ROOT)}},
         store_widget_state=False,
     ).execute()
-    path = tmp_path / "saved.ipynb"
     nbformat.write(nb, path)
+    return nbformat.read(path, as_version=4)
 
-    saved = nbformat.read(path, as_version=4)
+
+def test_a_saved_loop_of_thirty_tasks_as_html_tells_each_task_apart(tmp_path: Path):
+    # issue 30, item 4: thirty big boxes, the five cancelled ones identical ("cancelled slow_compute on demo").
+    saved = run_and_save(LOOP_CELLS, tmp_path / "loop.ipynb")
+    assert saved.cells[-1].outputs[0].text == "['cancelled', 'completed']\n"
+    outputs = saved.cells[LOOP_CELL].outputs
+    assert len(outputs) == 30
+    for i, output in enumerate(outputs):
+        text = output.data["text/plain"]
+        status = "cancelled" if i in CANCELLED else "completed"
+        assert text.startswith(f"slow_compute label=t{i} seconds=") and f"on demo: {status}" in text, text
+
+    html, _ = HTMLExporter().from_notebook_node(saved)
+    assert Page(html, "mtj-summary").boxes == []  # no big boxes: the live view was one line each
+    lines = [" ".join(text.split()) for text in Page(html, "mtj-compact-summary").boxes]
+    assert len(lines) == 30, lines
+    for i, line in enumerate(lines):
+        seconds = 60 if i in CANCELLED else 0.3
+        assert f"slow_compute label=t{i} seconds={seconds} steps=2" in line, line
+    cancelled = [lines[i] for i in CANCELLED]
+    assert all(line.startswith("cancelled slow_compute label=t") for line in cancelled), cancelled
+    assert len({re.sub(r"· \d+\.\d s", "", line) for line in cancelled}) == 5, cancelled  # all different
+
+
+def test_a_saved_notebook_as_html_shows_each_task_and_the_board(tmp_path: Path):
+    saved = run_and_save(CELLS, tmp_path / "saved.ipynb")
     for index in (2, 3, 4, 5):  # one output per task, none of them still "working"
         outputs = saved.cells[index].outputs
         assert [o.output_type for o in outputs] == ["display_data"], index
