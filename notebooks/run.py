@@ -10,6 +10,7 @@ how to open them. Exit 1 if a cell failed.
 from __future__ import annotations
 
 import html.parser
+import re
 import sys
 import tempfile
 import time
@@ -75,7 +76,8 @@ def _shown(output: dict) -> list[str]:
     if kind == "error":
         return [f"{output['ename']}: {output['evalue']}"]
     data = output.get("data", {})
-    text = data.get("text/plain", "").strip()
+    # Only blank lines go: a table's header line begins with spaces that keep it above its columns.
+    text = data.get("text/plain", "").strip("\n").rstrip()
     if text.startswith("Tools on ") and "text/html" in data:
         return _tool_list(data)
     if WIDGET in data and text.startswith("<BoardWidget ") and "text/html" in data:
@@ -113,6 +115,16 @@ def headline(source: str) -> str:
     return first + (" …" if len(code) > 1 and not first.endswith("…") else "")
 
 
+def narration(source: str, limit: int = 110) -> str:
+    """A markdown cell in the report: its first sentence (a heading's text), without markup."""
+    source = source.strip().replace("`", "").replace("**", "")
+    if source.startswith("#"):  # a heading: its own line
+        sentence = source.splitlines()[0].lstrip("# ").strip()
+    else:
+        sentence = re.split(r"(?<=[.!?])\s", " ".join(source.split()), maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
 def run(path: Path) -> tuple[bool, float]:
     notebook = nbformat.read(path, as_version=4)
     began = time.monotonic()
@@ -137,6 +149,9 @@ def run(path: Path) -> tuple[bool, float]:
     for line in said:
         print(f"  kernel: {line}")
     for cell in notebook.cells:
+        if cell.cell_type == "markdown" and cell.source.strip():
+            print(f"  # {narration(cell.source)}")  # what the notebook says comes next, so it reads as meant
+            continue
         if cell.cell_type != "code" or not cell.source.strip():
             continue
         print(f"  >>> {headline(cell.source)}")

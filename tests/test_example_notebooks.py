@@ -98,3 +98,19 @@ def test_run_reads_a_board_by_its_saved_table_and_aligns_the_next_steps() -> Non
     ]
     steps = run.summary({ROOT / "notebooks" / "01-quickstart.ipynb": (True, 2.0)}, lab=True).splitlines()[-2:]
     assert len({line.index("#") for line in steps}) == 1, steps
+
+
+def test_run_keeps_a_tables_header_above_its_columns() -> None:
+    run = _run_module()
+    frame = "\n     tool  status\n0    slow  completed\n1  echo    error\n\n"
+    shown = run._shown({"output_type": "execute_result", "data": {"text/plain": frame}})
+    assert shown == ["     tool  status", "0    slow  completed", "1  echo    error"]
+    assert shown[0].index("status") == shown[1].index("completed")  # as pandas aligned them
+
+
+def test_run_narrates_each_markdown_cell_by_its_first_sentence() -> None:
+    run = _run_module()
+    said = "A kernel restart drops the connection (the task goes on at the server). Here we drop it by hand."
+    assert run.narration(said) == "A kernel restart drops the connection (the task goes on at the server)."
+    assert run.narration("# Durable tasks: resume and `cache`\n\nEvery task...") == "Durable tasks: resume and cache"
+    assert run.narration("x" * 300).endswith("…")
