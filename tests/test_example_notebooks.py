@@ -112,5 +112,7 @@ def test_run_narrates_each_markdown_cell_by_its_first_sentence() -> None:
     run = _run_module()
     said = "A kernel restart drops the connection (the task goes on at the server). Here we drop it by hand."
     assert run.narration(said) == "A kernel restart drops the connection (the task goes on at the server)."
-    assert run.narration("# Durable tasks: resume and `cache`\n\nEvery task...") == "Durable tasks: resume and cache"
+    assert (
+        run.narration("# Durable tasks: resume and `cache`\n\nEvery task...") == "Durable tasks: resume and cache"
+    )
     assert run.narration("x" * 300).endswith("…")
