@@ -66,18 +66,21 @@ export function inWords(status: string): string {
   return WORDS[status] ?? status;
 }
 
-/** Running and waiting tasks of some kernels. */
+/** Running, waiting (for input) and queued tasks of some kernels. */
 export interface ICounts {
   readonly running: number;
   readonly waiting: number;
+  /** Not sent yet (a fan-out's limit holds them back). */
+  readonly queued?: number;
 }
 
 function some(counts: ICounts): boolean {
-  return counts.running + counts.waiting > 0;
+  return counts.running + counts.waiting + (counts.queued ?? 0) > 0;
 }
 
 function countWords(counts: ICounts): string {
-  return `${counts.running} running · ${counts.waiting} waiting`;
+  const queued = counts.queued ? ` · ${counts.queued} queued` : '';
+  return `${counts.running} running${queued} · ${counts.waiting} waiting`;
 }
 
 /**

@@ -55,12 +55,13 @@ export class TasksStatus extends Widget {
 
   private _render(): void {
     const currentId = this._current?.id() ?? null;
-    const here = { running: 0, waiting: 0 };
-    const others = { running: 0, waiting: 0 };
+    const here = { running: 0, waiting: 0, queued: 0 };
+    const others = { running: 0, waiting: 0, queued: 0 };
     for (const [kernelId, store] of this._registry.stores) {
       const into = kernelId === currentId ? here : others;
       into.running += store.counts.running;
       into.waiting += store.counts.waiting;
+      into.queued += store.counts.queued;
     }
     const text = statusText(currentId === null ? null : here, others);
     if (this.node.textContent !== text) {
@@ -77,7 +78,9 @@ export class TasksStatus extends Widget {
     this.node.dataset.otherRunning = String(others.running);
     this.node.dataset.otherWaiting = String(others.waiting);
     this.node.classList.toggle('mtj-mod-waiting', waiting > 0);
-    const active = running + waiting > 0;
+    const queued = here.queued + others.queued;
+    this.node.dataset.queued = String(queued);
+    const active = running + waiting + queued > 0;
     if (active !== this._active) {
       this._active = active;
       this._activeChanged.emit();

@@ -53,6 +53,8 @@ export interface ITransition {
 export interface ICounts {
   readonly running: number;
   readonly waiting: number;
+  /** Tasks of a fan-out not sent yet (`queued`): neither running nor waiting for input. */
+  readonly queued: number;
 }
 
 const RESET: IStoreChange = { reset: true, changed: [], removed: [] };
@@ -99,19 +101,22 @@ export class KernelTaskStore implements IDisposable {
     return this._isDisposed;
   }
 
-  /** Running and waiting tasks, cached until the next change. */
+  /** Running, waiting and queued tasks, cached until the next change. */
   get counts(): ICounts {
     if (!this._counts) {
       let running = 0;
       let waiting = 0;
+      let queued = 0;
       for (const task of this._tasks.values()) {
         if (isWaiting(task)) {
           waiting++;
         } else if (isRunning(task)) {
           running++;
+        } else if (task.status === 'queued') {
+          queued++;
         }
       }
-      this._counts = { running, waiting };
+      this._counts = { running, waiting, queued };
     }
     return this._counts;
   }

@@ -26,4 +26,12 @@ describe('the status bar says whose tasks it counts', () => {
     );
     expect(statusText(none, none)).toBe('MCP: idle');
   });
+  it('counts the queued tasks of a fan-out, which are neither running nor waiting', () => {
+    expect(statusText({ running: 8, waiting: 0, queued: 16 }, none)).toBe(
+      'MCP: 8 running · 16 queued · 0 waiting'
+    );
+    expect(statusText({ running: 0, waiting: 0, queued: 3 }, none)).toBe(
+      'MCP: 0 running · 3 queued · 0 waiting'
+    );
+  });
 });

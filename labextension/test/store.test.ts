@@ -59,11 +59,15 @@ describe('KernelTaskStore', () => {
     expect(store.state).toBe('connecting');
     kernel.last.receive({
       type: 'snapshot',
-      tasks: [task('a'), task('b', { needs_input: true })]
+      tasks: [
+        task('a'),
+        task('b', { needs_input: true }),
+        task('q', { status: 'queued' })
+      ]
     });
     expect(store.state).toBe('loaded');
-    expect([...store.tasks.keys()]).toEqual(['a', 'b']);
-    expect(store.counts).toEqual({ running: 1, waiting: 1 });
+    expect([...store.tasks.keys()]).toEqual(['a', 'b', 'q']);
+    expect(store.counts).toEqual({ running: 1, waiting: 1, queued: 1 });
     expect(changes[changes.length - 1].reset).toBe(true);
   });
 
@@ -103,7 +107,7 @@ describe('KernelTaskStore', () => {
       tasks: [task('new', { status: 'failed', needs_input: true })]
     });
     expect(transitions).toHaveLength(2);
-    expect(store.counts).toEqual({ running: 0, waiting: 1 });
+    expect(store.counts).toEqual({ running: 0, waiting: 1, queued: 0 });
   });
 
   it('lays changes over the tasks it holds, and asks again for all when one is unknown', () => {
