@@ -50,6 +50,7 @@ def studied(tmp_path: Path) -> list[str]:
 def test_the_readmes_line_runs_one_task_per_topic(tmp_path: Path) -> None:
     line = readme_line()
     assert "-y 'topics: [tides]'" in line
+    assert line in (REPO_ROOT / "docs" / "command-line-and-exports.md").read_text()  # the same line there
     done = run(line, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "out.ipynb").exists()
