@@ -236,7 +236,7 @@ describe('question forms', () => {
     one<HTMLButtonElement>(root, '.mtj-q-accept').click();
     expect(model.sent).toEqual([]);
     expect(texts(field(root, 'topic'), '.mtj-q-errors div')).toEqual([
-      'is required'
+      'Topic is required' // the field named: the message reads alone (issue 30)
     ]);
     expect(texts(field(root, 'depth'), '.mtj-q-errors div')).toEqual([
       'must be an integer'

@@ -145,12 +145,16 @@ def answer_from(schema: dict[str, Any] | None, answers: dict[str, Any]) -> dict[
 
 def errors_by_field(schema: dict[str, Any] | None, content: dict[str, Any]) -> dict[str, list[str]]:
     """The problems :func:`validate` finds, by field name and without the name in front (a form
-    shows each under its field); fields that are fine are left out."""
+    shows each under its field), but for a missing one, which says which ("Topic is required");
+    fields that are fine are left out."""
     props = properties(schema)
     errors: dict[str, list[str]] = {}
     for name in required(schema):
         if name not in content:
-            errors.setdefault(name, []).append("is required")
+            title = props.get(name, {}).get("title") if isinstance(props.get(name), dict) else None
+            errors.setdefault(name, []).append(
+                f"{title if isinstance(title, str) and title else name} is required"
+            )
     for name, value in content.items():
         if name in props:
             for problem in field_errors(name, props[name], value):

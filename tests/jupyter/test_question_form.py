@@ -228,7 +228,7 @@ async def test_an_invalid_answer_is_refused_with_errors_and_nothing_is_sent(nb):
     answer(widget, content={"depth": "deep", "unknown": 1})
     form = widget.questions[-1]
     assert form["attempts"] == 2 and form["errors"] == {
-        "interpretation": ["is required"],
+        "interpretation": ["Interpretation is required"],  # the field named (issue 30)
         "depth": ["must be an integer"],
     }
     answer(widget, content={"interpretation": "tides (geology)", "depth": 2.5})
@@ -575,7 +575,7 @@ def test_each_kind_of_field():
     assert check_answer(params, "accept", good) == ({"action": "accept", "content": good}, {})
     _, errors = check_answer(params, "accept", {"email": "nope", "when": "soon", "tags": [], "ratio": 2})
     assert errors == {
-        "ok": ["is required"],
+        "ok": ["ok is required"],  # no title: its name
         "email": ["is not a valid email"],
         "when": ["is not a valid date-time"],
         "tags": ["choose at least 1"],

@@ -342,7 +342,7 @@ function multiControl(field: IMultiField): IControl {
     }
     const errors: string[] = [];
     if (!value.length && field.required) {
-      errors.push('is required');
+      errors.push(required(field));
     }
     if (typeof field.min_items === 'number' && value.length < field.min_items) {
       errors.push(`choose at least ${field.min_items}`);
@@ -353,6 +353,11 @@ function multiControl(field: IMultiField): IControl {
     return { present: true, value, errors };
   };
   return { control: group, inputs, read, group: true };
+}
+
+/** "Topic is required": the field named, so the message reads alone (a screen reader, a summary). */
+function required(field: Field): string {
+  return `${field.label} is required`;
 }
 
 function makeControl(field: Field, id: string): IControl {
@@ -412,7 +417,7 @@ function buildField(field: Field): IBuiltField {
   const read = (): IReading => {
     const got = built.read();
     if (!got.present && field.required && !got.errors.length) {
-      got.errors = ['is required'];
+      got.errors = [required(field)];
     }
     return got;
   };

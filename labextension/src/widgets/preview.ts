@@ -321,11 +321,18 @@ export function previewText(result: IResultPreview): string {
   return parts.join('\n');
 }
 
-/** The DOM of a result preview. */
-export function preview(result: IResultPreview): HTMLElement {
+/** What heads a result that is a tool error, by how the task ended (its status as shown). */
+export function errorTitle(status?: string): string {
+  return status === 'declined'
+    ? 'the question was declined, and the tool stopped'
+    : 'the tool reported an error';
+}
+
+/** The DOM of a result preview; `status` the task's, as shown (a declined task's error reads so). */
+export function preview(result: IResultPreview, status?: string): HTMLElement {
   const box = h('div', 'mtj-result');
   if (result.is_error) {
-    box.append(h('div', 'mtj-error-title', 'the tool reported an error'));
+    box.append(h('div', 'mtj-error-title', errorTitle(status)));
   }
   for (const item of result.blocks) {
     block(box, item, result.is_error);

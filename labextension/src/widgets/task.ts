@@ -154,6 +154,7 @@ function render({ model, el }: IRenderProps<ITaskState>): () => void {
   el.append(root);
 
   let shownResult: IResultPreview | null = null;
+  let shownResultStatus = '';
   let shownLogs: string[] | null = null;
   let copyText = '';
   let copyTimer: ReturnType<typeof setTimeout> | null = null;
@@ -249,11 +250,15 @@ function render({ model, el }: IRenderProps<ITaskState>): () => void {
     error.className = `mtj-pre ${status === 'cancelled' ? 'mtj-muted' : 'mtj-error-text'}`;
 
     const res = model.get('result');
-    if (res !== shownResult) {
+    if (
+      res !== shownResult ||
+      (res?.is_error && status !== shownResultStatus)
+    ) {
       shownResult = res;
+      shownResultStatus = status;
       copyText = res ? previewText(res) : '';
       result.replaceChildren(
-        ...(res ? [preview(res)] : []),
+        ...(res ? [preview(res, status)] : []),
         ...(copyText ? [copy] : [])
       );
     }
