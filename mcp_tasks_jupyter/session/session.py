@@ -110,6 +110,9 @@ class Session:
         self.protocol_version: str | None = None
         #: The server as it introduced itself (initialize, or server/discover's _meta).
         self.server_info: Implementation | None = None
+        #: A handshake (initialize or server/discover) was answered once: from then on, an unreachable
+        #: server is reconnected to.
+        self.handshaken = False
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         #: True on the stateless 2026-07-28 wire.
@@ -191,6 +194,7 @@ class Session:
         self.server_info = result.server_info
         self.server_capabilities = result.capabilities
         self.instructions = result.instructions
+        self.handshaken = True
         self.transport.set_protocol_version(result.protocol_version)
         await self.notify("notifications/initialized")
         await self.transport.open_listener()
@@ -221,6 +225,7 @@ class Session:
         self.server_info = modern.server_info(raw) or self.server_info
         self.server_capabilities = result.capabilities
         self.instructions = result.instructions
+        self.handshaken = True
         return result
 
     def declare_extension(self, identifier: str, settings: dict[str, Any] | None = None) -> None:
@@ -392,8 +397,10 @@ class Session:
             self._renewal = None
 
     def _unreachable(self) -> None:
-        """A request found the server unreachable: reconnect in the background (once at a time)."""
-        if self.closed_error is not None or self.reconnecting_since is not None:
+        """A request found the server unreachable: reconnect in the background (once at a time).
+        Not before the first handshake: a server never reached fails the connect at once, with nothing
+        said of reconnecting (there is no connection to keep)."""
+        if self.closed_error is not None or self.reconnecting_since is not None or not self.handshaken:
             return
         self.reconnecting_since = time.time()
         self._reachable.clear()

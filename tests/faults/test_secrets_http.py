@@ -145,7 +145,11 @@ async def test_a_status_message_log_and_progress_echoing_the_token(caplog: pytes
                 await handle
             except mtj.TaskFailed:
                 pass
-            assert handle.status == "failed" and handle.status_message == "gave up: *** was refused"
+            assert (
+                handle.status == "error"
+                and handle.server_status == "failed"
+                and handle.status_message == "gave up: *** was refused"
+            )
             assert_hidden([token], shown(client=client, handle=handle, exc=handle.exception()), caplog)
         finally:
             await client.aclose()
