@@ -100,7 +100,9 @@ def test_dialect_option_and_task_support_per_connection(kernel: Kernel) -> None:
 
 def test_task_returns_at_once_and_the_next_cell_runs_while_it_works(kernel: Kernel) -> None:
     started = kernel.run('h = %mcp_task -o res demo:slow_compute seconds=2 label="two words"')
-    assert any("slow_compute on demo" in d for d in started.displays()), "the task was not shown"
+    assert any('slow_compute label="two words" seconds=2 on demo' in d for d in started.displays()), (
+        started.displays()
+    )
     assert not started.result, "a statement of its own must not show the handle a second time"
     during = kernel.value("(h.done(), h.status, h.task_id is not None, 'res' in dir())")
     assert during == (False, "working", True, False)  # the magic returned while its task works

@@ -39,7 +39,9 @@ def test_resume_after_a_kernel_restart_binds_the_out_variable(tmp_path: Path, in
             assert kernel.value("'out' in globals()") is False
             run = kernel.run("%mcp_tasks --resume")
             assert "resumed 1 task" in run.stdout, str(run)
-            assert any("slow_compute on web" in text for text in run.displays()), run.displays()
+            assert any("slow_compute label=durable seconds=5 on web" in text for text in run.displays()), (
+                run.displays()
+            )
             deadline = time.monotonic() + WAIT
             while not kernel.value("'out' in globals()"):
                 assert time.monotonic() < deadline, "the -o variable was never bound"
