@@ -637,15 +637,12 @@ def _connection_lost(error: BaseException) -> TypeGuard[TaskLost]:
 
 
 def ended_status(handle: TaskHandle, error: BaseException) -> tuple[str, str | None]:
-    """How a record of a task that ended with ``error`` reads: (status, message in plain words)."""
-    from ..errors import MCPError, TaskExpired, TaskNotFound
+    """How a record of a task that ended with ``error`` reads: (status, message in plain words; the
+    handle's, which says how a lost task was lost: ``tasks/status.lost_words``)."""
+    from ..errors import MCPError
 
     detail = error.detail if isinstance(error, MCPError) else str(error)
-    if isinstance(error, TaskExpired):
-        return "expired", f"the server dropped the task when its ttl ran out ({detail})"
-    if isinstance(error, TaskNotFound):
-        return "lost", f"the server no longer knows this task ({detail})"
-    return handle.server_status, detail or handle.status_message
+    return handle.server_status, handle.status_message or detail
 
 
 __all__ = [

@@ -436,7 +436,7 @@ class Session:
             self._reachable.set()
             self._connection_changed()
         if self.closed_error is None:
-            log.warning("%s: the server is reachable again", self.name)
+            log.info("%s: the server is reachable again", self.name)  # good news is no warning (red in a cell)
 
     async def _answers(self, deadline: float) -> bool:
         """One reconnection probe: does the server answer at all (any answer counts)?"""

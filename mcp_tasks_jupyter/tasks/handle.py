@@ -17,7 +17,7 @@ from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, TERMINAL, WORKIN
 from ..redact import scrub, scrub_data, scrub_optional
 from .renderers import RENDERERS, bundle, text_of_task
 from .results import ToolResult
-from .status import EXPIRED, LOST, QUEUED, tool_error_outcome
+from .status import EXPIRED, LOST, QUEUED, lost_words, tool_error_outcome
 
 log = logging.getLogger(__name__)
 
@@ -422,6 +422,9 @@ class TaskHandle:
                 self._status = LOST
             elif self._status not in TERMINAL:
                 self._status = FAILED
+            words = lost_words(error)
+            if words is not None:  # the task's last headline ("step 23/30") no longer holds
+                self._status_message = scrub(words)
             self._future.set_exception(error)
         else:
             assert result is not None

@@ -81,6 +81,22 @@ def tool_error_outcome(answered: Sequence[tuple[str, str, str]]) -> str:
     return TOOL_ERROR
 
 
+def lost_words(error: BaseException) -> str | None:
+    """How a task that this client can no longer follow ended, in plain words, with the server's own
+    words in brackets (None for any other error): what the handle's status message, its views and its
+    record say instead of the last headline the task had."""
+    from ..errors import MCPError, TaskExpired, TaskLost, TaskNotFound
+
+    detail = error.detail if isinstance(error, MCPError) else str(error)
+    if isinstance(error, TaskExpired):
+        return f"the server dropped the task when its ttl ran out ({detail})"
+    if isinstance(error, TaskNotFound):
+        return f"the server no longer knows this task ({detail})"
+    if isinstance(error, TaskLost):
+        return detail
+    return None
+
+
 def shown_status(handle: TaskHandle) -> str:
     """The status a view shows for ``handle``: its :attr:`~.TaskHandle.status` (the outcome once it ended)."""
     return handle.status
@@ -97,6 +113,7 @@ __all__ = [
     "TOOL_ERROR",
     "WORDS",
     "in_words",
+    "lost_words",
     "shown_status",
     "tool_error_outcome",
 ]
