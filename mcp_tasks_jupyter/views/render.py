@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MCPError, TaskError, TaskFailed
 from ..protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
 from ..tasks import renderers
-from ..tasks.status import in_words, shown_status
+from ..tasks.status import DECLINED, in_words, shown_status
 from .labels import arguments_label
 from .markdown import markdown_tree, tree_html
 
@@ -227,10 +227,18 @@ def running_line(handle: TaskHandle) -> str:
 
 
 def failure_message(handle: TaskHandle) -> str | None:
-    """The server's words for why a finished task did not produce a result (None if it did)."""
+    """The server's words for why a finished task did not produce a result (None if it did), and,
+    for a task started with ``-o VAR``, that VAR stays unbound (the next cell would meet a NameError)."""
     exc = handle.exception()
     if exc is None:
         return None
+    words = _failure_words(exc)
+    if handle.out_var:
+        words += f"\n{handle.out_var} stays unbound: the task ended without a result"
+    return words
+
+
+def _failure_words(exc: BaseException) -> str:
     if isinstance(exc, TaskFailed):
         # The task's last status message, and the JSON-RPC error's own message when it says more.
         words = [exc.status_message] if exc.status_message else []
@@ -589,7 +597,9 @@ def task_html(handle: TaskHandle) -> str:
         else:
             # The whole box fits the budget: the result gets what the head left.
             used = _TASK_BOX_COST + sum(_utf8_len(part) for part in parts)
-            parts.append(result_html(handle.result(), boxed=False, budget=PREVIEW_BUDGET - used))
+            parts.append(
+                result_html(handle.result(), boxed=False, budget=PREVIEW_BUDGET - used, status=handle.status)
+            )
     return f'<div class="mtj-task" style="{_BOX}">{"".join(parts)}</div>'
 
 
@@ -624,7 +634,7 @@ def summary_html(handle: TaskHandle) -> str:
         parts.append(f'<pre style="{_PRE};color:{colour}">{_esc(text)}</pre>{_cut_note(cut)}')
     elif done:
         used = _SUMMARY_BOX_COST + sum(_utf8_len(part) for part in parts)
-        parts.append(result_html(handle.result(), boxed=False, budget=PREVIEW_BUDGET - used))
+        parts.append(result_html(handle.result(), boxed=False, budget=PREVIEW_BUDGET - used, status=handle.status))
     else:
         first = _first_line(_headline(handle))
         if first:
@@ -722,19 +732,30 @@ def _history_mark(row: dict[str, Any]) -> str:
     return f' <span class="mtj-history" style="{_MUTED}">history{": " + _esc(origin) if origin else ""}</span>'
 
 
-def result_html(result: ToolResult, *, boxed: bool = True, budget: int | None = None) -> str:
+def result_html(
+    result: ToolResult, *, boxed: bool = True, budget: int | None = None, status: str | None = None
+) -> str:
     """The result preview as HTML: text preformatted, allowed images inline, resource links,
     structured content as a table (list of flat objects) or a collapsible tree. At most ``budget``
-    bytes (default :data:`PREVIEW_BUDGET`), with notes on what was left out."""
-    return preview_html(result_preview(result, budget=budget), boxed=boxed)
+    bytes (default :data:`PREVIEW_BUDGET`), with notes on what was left out. ``status``: the task's,
+    which says how a tool error reads (:func:`error_title`)."""
+    return preview_html(result_preview(result, budget=budget), boxed=boxed, status=status)
 
 
-def preview_html(preview: dict[str, Any], *, boxed: bool = True) -> str:
+def error_title(status: str | None) -> str:
+    """What heads a result that is a tool error: a declined question is no malfunction (the widget's
+    ``errorTitle`` in ``preview.ts`` says the same)."""
+    if status == DECLINED:
+        return "the question was declined, and the tool stopped"
+    return "the tool reported an error"
+
+
+def preview_html(preview: dict[str, Any], *, boxed: bool = True, status: str | None = None) -> str:
     """HTML for a :func:`result_preview` dict."""
     parts: list[str] = []
     if preview["is_error"]:
         # Words, not a second badge: the box the preview sits in has the status badge already.
-        parts.append('<div style="font-weight:600;color:#cf222e">the tool reported an error</div>')
+        parts.append(f'<div style="font-weight:600;color:#cf222e">{error_title(status)}</div>')
     colour = _ERROR_COLOUR if preview["is_error"] else ""
     parts.extend(_block_html(block, colour) for block in preview["blocks"])
     structured = preview["structured"]

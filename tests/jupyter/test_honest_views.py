@@ -75,6 +75,9 @@ async def test_a_declined_question_reads_declined():
         "research topic=tides ambiguous=true stage_seconds=0.05 on demo: declined — The user declined"
     )
     assert seen["summary"].endswith("→ declined (handler)")  # the question asked and its answer
+    # headed as what happened, not as a malfunction (issue 30)
+    assert "the question was declined, and the tool stopped" in seen["summary_html"]
+    assert "the tool reported an error" not in seen["summary_html"]
     assert entry["message"].startswith("The user declined")  # what a notification of it says
 
 

@@ -139,6 +139,9 @@ def test_o_binds_a_tool_error_result_and_nothing_on_failure(kernel: Kernel) -> N
         "await asyncio.wait([asyncio.ensure_future(raised)], timeout=20)"
     )
     assert kernel.value("(raised.status, 'nothing' in dir())") == ("failed", False)
+    # ... and its view says why the next cell will not find it
+    kernel.run("from mcp_tasks_jupyter.views.render import failure_message")
+    assert "nothing stays unbound: the task ended without a result" in kernel.value("failure_message(raised)")
 
 
 def test_wait_returns_the_result_while_the_loop_stays_free(kernel: Kernel) -> None:
