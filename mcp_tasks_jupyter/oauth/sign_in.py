@@ -342,7 +342,7 @@ class OAuthSignIn:
             if nobody is not None:  # a person's sign-in would wait for its timeout: fail now, saying what to do
                 raise SignInFailed(
                     f'{nobody}: give it a headless grant, e.g. mtj.OAuth(grant="client_credentials", '
-                    'client_id=..., client_secret_file=...) or mcp.json\'s "oauth": {"grant": ...} (README: '
+                    'client_id=..., client_secret_file=...) or mcp.json\'s "oauth": {"grant": ...} (docs/sign-in.md: '
                     '"Which way to sign in where"), or sign in once elsewhere and keep the token store',
                     server=self.server,
                 )
