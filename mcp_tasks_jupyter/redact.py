@@ -36,7 +36,7 @@ SECRET_KEY = re.compile(r"token|key|secret|password|passwd|authorization|credent
 MIN_SECRET_LEN = 6
 #: Log records of these logger trees are scrubbed: the HTTP engine's (``aiohttp.client``,
 #: ``aiohttp.internal``, ...; it may name a URL), and httpx's and httpcore's (``httpx`` logs every
-#: request URL at INFO; the SSE decoding still goes through httpx-sse, and users may use httpx).
+#: request URL at INFO; sign-in's token requests go through it, and users may use httpx).
 LOGGER_PREFIXES = ("mcp_tasks_jupyter", "aiohttp", "httpx", "httpcore")
 #: Authorization schemes whose credentials are registered on their own too (``Bearer <token>``).
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9._~+/-]{0,31})\s+(\S.*)$")

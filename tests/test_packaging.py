@@ -24,7 +24,7 @@ POSTGRES = {f"{PACKAGE}.index.postgres"}
 #: Jupyter server, which brings them; the kernel side imports only ``serverext/relay.py``).
 SERVER_EXTENSION = {f"{PACKAGE}.serverext.handlers"}
 #: Listed though not imported by the package, each for a reason given in pyproject.toml.
-LISTED_FOR_OTHERS = {"sniffio", "ipywidgets"}
+LISTED_FOR_OTHERS = {"ipywidgets"}
 
 
 def _name(requirement: str) -> str:

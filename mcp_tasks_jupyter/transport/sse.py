@@ -1,11 +1,15 @@
 """Reading a text/event-stream (WHATWG server-sent events) from chunks of bytes, bounded. No sockets.
 
-Lines and fields are httpx-sse's: a line ends only at CR, LF or CRLF, as the format says (Python's
-``str.splitlines`` also ends lines at U+2028, U+2029, U+0085, \\x1c-\\x1e..., which a JSON string may
-hold raw: Node's ``JSON.stringify`` writes U+2028 as is). What is ours:
+A small reader of our own, fed aiohttp's bytes as they come (no HTTP response object in between):
 
-- the stream is UTF-8 whatever its charset says, and one leading byte order mark is dropped (the format
-  says both);
+- a line ends only at CR, LF or CRLF, as the format says (Python's ``str.splitlines`` also ends lines
+  at U+2028, U+2029, U+0085, \\x1c-\\x1e..., which a JSON string may hold raw: Node's
+  ``JSON.stringify`` writes U+2028 as is), also when a CRLF is cut between two chunks;
+- the stream is UTF-8 whatever its charset says (bytes that are not become U+FFFD), and one leading
+  byte order mark is dropped (the format says both);
+- fields as the format reads them: ``data`` lines joined by LF, ``event`` (default ``message``), ``id``
+  (one holding NUL is ignored; an empty one keeps the id we have), ``retry`` (ASCII digits only),
+  comments (``:``) skipped; an event still open when the chunks end is dropped;
 - no event grows past ``MAX_EVENT_BYTES``: a server that sends an endless line gets an InvalidMessage,
   and the reader stops;
 - where a stream got to (``StreamPosition``: the last event id and the server's ``retry:`` delay)
@@ -14,11 +18,10 @@ hold raw: Node's ``JSON.stringify`` writes U+2028 as is). What is ours:
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
-
-import httpx
-from httpx_sse import EventSource
 
 from ..errors import InvalidMessage
 
@@ -30,8 +33,8 @@ MIN_RETRY_MS, MAX_RETRY_MS = 100, 60_000
 #: Chunks are handed on in pieces of at most this, so that the size bound is checked at least this
 #: often (an event may pass ``max_event_bytes`` by less than one piece before it is refused).
 _PIECE_BYTES = 64 * 1024
-#: httpx decodes the text as this: UTF-8, less one leading byte order mark.
-_AS_UTF8 = {"content-type": "text/event-stream; charset=utf-8-sig"}
+#: Where a line ends: CRLF, CR or LF, and nothing else.
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(slots=True)
@@ -62,47 +65,111 @@ async def read_events(
     An event still open when the chunks end is dropped, as the format says. Raises InvalidMessage
     (naming ``server``) when an event passes ``max_event_bytes``; errors of ``chunks`` pass through.
     """
-    budget = _Budget(max_event_bytes, server)
-    # httpx-sse reads a response; this one decodes our own (bounded) chunks.
-    source = httpx.Response(200, headers=_AS_UTF8, content=budget.pieces(chunks))
-    events = EventSource(source).aiter_sse()
-    try:
-        async for sse in events:
-            budget.used = 0
-            if sse.retry is not None and sse.retry >= 0:
-                position.retry_ms = max(MIN_RETRY_MS, min(sse.retry, MAX_RETRY_MS))
-            # httpx-sse gives "" both for no id yet and for "id:" with no value (which the format
-            # reads as "forget the id"): both keep the id we have, which outlives reconnections.
-            if sse.id:
-                position.last_event_id = sse.id
-            yield SSEEvent(sse.event, sse.data, sse.id or None)
-    finally:
-        await events.aclose()
-        await source.aclose()
+    parser = _Parser()
+    async for chunk in chunks:
+        for start in range(0, len(chunk), _PIECE_BYTES):
+            piece = chunk[start : start + _PIECE_BYTES]
+            if parser.pending + len(piece) > max_event_bytes:
+                raise InvalidMessage(
+                    f"an SSE event is larger than {size_text(max_event_bytes)} (the most this "
+                    "client reads): the stream is closed",
+                    server=server,
+                )
+            for event in parser.feed(piece):
+                if event.retry is not None:
+                    position.retry_ms = max(MIN_RETRY_MS, min(event.retry, MAX_RETRY_MS))
+                if event.id is not None:
+                    position.last_event_id = event.id
+                yield SSEEvent(event.event, event.data, event.id)
 
 
-class _Budget:
-    """Counts the bytes read since the last event; past the bound, the stream is refused."""
+@dataclass(slots=True)
+class _Dispatched:
+    event: str
+    data: str
+    id: str | None
+    retry: int | None
 
-    __slots__ = ("limit", "server", "used")
 
-    def __init__(self, limit: int, server: str | None) -> None:
-        self.limit = limit
-        self.server = server
-        self.used = 0
+class _Parser:
+    """The format's line and field rules over decoded text, one piece of bytes at a time."""
 
-    async def pieces(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-        async for chunk in chunks:
-            for start in range(0, len(chunk), _PIECE_BYTES):
-                piece = chunk[start : start + _PIECE_BYTES]
-                self.used += len(piece)
-                if self.used > self.limit:
-                    raise InvalidMessage(
-                        f"an SSE event is larger than {size_text(self.limit)} (the most this "
-                        "client reads): the stream is closed",
-                        server=self.server,
-                    )
-                yield piece
+    __slots__ = (
+        "_after_cr",
+        "_data",
+        "_data_chars",
+        "_decoder",
+        "_event",
+        "_fields",
+        "_id",
+        "_retry",
+        "_tail",
+        "_tail_chars",
+    )
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        self._tail: list[str] = []  # a line not ended yet, in the parts it came in
+        self._tail_chars = 0
+        self._after_cr = False  # the last piece ended with CR: an LF first in the next is its CRLF
+        self._event = ""
+        self._data: list[str] = []
+        self._data_chars = 0
+        self._id: str | None = None  # the last event id of this stream (it carries over events)
+        self._retry: int | None = None
+        self._fields = False  # a field line came since the last blank line
+
+    @property
+    def pending(self) -> int:
+        """About how much the event being read holds (characters of its data and of its open line)."""
+        return self._data_chars + self._tail_chars
+
+    def feed(self, piece: bytes) -> list[_Dispatched]:
+        text = self._decoder.decode(piece)
+        if self._after_cr and text.startswith("\n"):
+            text = text[1:]
+        if text:
+            self._after_cr = text.endswith("\r")
+        lines = _LINE_END.split(text)
+        tail = lines.pop()
+        if not lines:  # no line ended: the open line grows (kept in parts: an endless one costs no copies)
+            if tail:
+                self._tail.append(tail)
+                self._tail_chars += len(tail)
+            return []
+        if self._tail:
+            lines[0] = "".join(self._tail) + lines[0]
+        self._tail, self._tail_chars = ([tail], len(tail)) if tail else ([], 0)
+        events = []
+        for line in lines:
+            if line:
+                self._field(line)
+            elif self._fields:
+                events.append(self._dispatch())
+        return events
+
+    def _field(self, line: str) -> None:
+        if line[0] == ":":
+            return  # a comment
+        name, colon, value = line.partition(":")
+        if colon and value[:1] == " ":
+            value = value[1:]
+        self._fields = True
+        if name == "data":
+            self._data.append(value)
+            self._data_chars += len(value) + 1
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value or None
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self._retry = int(value)
+
+    def _dispatch(self) -> _Dispatched:
+        event = _Dispatched(self._event or "message", "\n".join(self._data), self._id, self._retry)
+        self._event, self._data, self._data_chars, self._retry, self._fields = "", [], 0, None, False
+        return event
 
 
 def size_text(n: int) -> str:
