@@ -34,6 +34,9 @@ TOOLS = {"tools": [{"name": "job", "inputSchema": {"type": "object"}, "execution
 class State:
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, dict]] = []  # (http method, mode, headers)
+        self.messages: list[dict] = []  # every JSON-RPC message POSTed, in order
+        #: Set when a ``notifications/cancelled`` arrives (a test waits for it instead of sleeping).
+        self.cancelled = asyncio.Event()
         self.resume_payload: dict[str, str] = {}
 
 
@@ -54,6 +57,9 @@ def make_app(state: State) -> Starlette:
                 return StreamingResponse(iter([f"id: {last}-r\ndata: {body}\n\n"]), media_type="text/event-stream")
             return Response(status_code=405)
         msg = json.loads(await request.body())
+        state.messages.append(msg)
+        if msg.get("method") == "notifications/cancelled":
+            state.cancelled.set()
         if "id" not in msg or "method" not in msg:
             return Response(status_code=202)
         if msg["method"] == "server/discover":
