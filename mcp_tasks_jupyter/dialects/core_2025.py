@@ -91,7 +91,9 @@ class Core2025Dialect(TaskDialect):
             fetch = None
         if fetch is None or (fetch.done() and (fetch.cancelled() or fetch.exception() is not None)):
             # Blocks until the task is terminal: no timeout, cancelled through release()/cancel.
-            fetch = asyncio.ensure_future(session.request("tasks/result", {"taskId": task_id}, timeout=None))
+            fetch = session.background.future(
+                session.request("tasks/result", {"taskId": task_id}, timeout=None), name=f"mcp-result {task_id}"
+            )
             fetch.add_done_callback(_consume)
             self._fetches[task_id] = fetch
             self._fetched_in[task_id] = session.generation

@@ -203,7 +203,7 @@ class ExtDialect(TaskDialect):
             return
         for key, request in record.requests.items():
             if key not in record.answered and key not in record.answering:
-                job = asyncio.create_task(
+                job = self.session.background.future(
                     self._answer(handle, record, key, request), name=f"mcp-task-input {handle.task_id} {key}"
                 )
                 record.answering[key] = job
@@ -327,7 +327,9 @@ class ExtDialect(TaskDialect):
         self.subscribed = frozenset(live)
         self.subscriptions_made += 1
         self._renewed_at = asyncio.get_running_loop().time()
-        self.subscription = asyncio.ensure_future(self._listen_to(sorted(self.subscribed)))
+        self.subscription = self.session.background.future(
+            self._listen_to(sorted(self.subscribed)), name=f"mcp-subscription {self.server}"
+        )
         self.subscription.add_done_callback(_consume)
         if current is not None:
             current.cancel()

@@ -85,10 +85,11 @@ class Sep1686Dialect(TaskDialect):
         handle: TaskHandle | None = None,
     ) -> TaskState | ToolResult:
         task_id = wire.new_task_id()
-        call = asyncio.ensure_future(
+        call = self.session.background.future(
             self.session.request(
                 "tools/call", wire.call_params(tool.name, arguments, task_id, ttl_ms, progress_token), timeout=None
-            )
+            ),
+            name=f"mcp-call {task_id}",
         )
         draft = _Draft(call, handle=handle)
         self._drafts[task_id] = draft
@@ -113,7 +114,7 @@ class Sep1686Dialect(TaskDialect):
 
     async def _race(self, task_id: str, draft: _Draft) -> TaskState | None:
         """The task's first state once it exists, or None when the call's answer came first."""
-        created = asyncio.ensure_future(draft.created.wait())
+        created = self.session.background.future(draft.created.wait(), name=f"mcp-created {task_id}")
         pause: float | None = SPECULATIVE_POLL_S
         try:
             while True:

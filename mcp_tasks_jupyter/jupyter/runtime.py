@@ -29,6 +29,7 @@ from ..oauth import OAuth
 from ..oauth.sign_in import Relay
 from ..protocol.task_state import question_task_id
 from ..redact import register_all, safe_url, scrub, scrub_values
+from ..session.background import Background
 from ..tasks.handle import TaskHandle
 from .magic_args import NAME_RE
 from .sign_in import notebook_hook, wants_oauth
@@ -74,7 +75,8 @@ class Runtime:
         #: handler(handle_or_None, params) -> {"action": ..., "content": ...}``. Set by the UI layer;
         #: without it, questions without preset answers are declined.
         self.question_handler: QuestionHandler | None = None
-        self._jobs: set[asyncio.Task[Any]] = set()
+        #: The runtime's own jobs (the magics' work, widgets' requests); each connection owns its own.
+        self._jobs = Background("runtime")
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Where every connection records its tasks (``index.py``); the default one on first use
         #: (``$MTJ_INDEX``, or the user's data directory; ``MTJ_INDEX=off``: none).
@@ -380,20 +382,11 @@ class Runtime:
         A failure is logged unless ``awaited`` says that a caller receives it.
         """
         self._bind_loop()
-        job = asyncio.get_running_loop().create_task(coro, name=name)
-        self._jobs.add(job)
-        job.add_done_callback(self._job_done if not awaited else self._awaited_job_done)
-        return job
-
-    def _job_done(self, job: asyncio.Task[Any]) -> None:
-        self._jobs.discard(job)
-        if not job.cancelled() and job.exception() is not None:
-            log.error("background job %s failed: %s", job.get_name(), job.exception())
-
-    def _awaited_job_done(self, job: asyncio.Task[Any]) -> None:
-        self._jobs.discard(job)
-        if not job.cancelled():
-            job.exception()  # the caller got it; mark it retrieved
+        if awaited:
+            job = self._jobs.future(coro, name=name)
+            job.add_done_callback(_retrieved)
+            return job
+        return self._jobs.spawn(coro, name=name)
 
     def _bind_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -405,7 +398,7 @@ class Runtime:
         self.clients.clear()
         self.connections.clear()
         self.handles.clear()
-        self._jobs.clear()
+        self._jobs = Background("runtime")
         self._loop = loop
         _install_exit_hook()
 
@@ -416,14 +409,12 @@ class Runtime:
 
         With ``finish_handles`` unfinished handles end with TaskLost, so nobody awaits them forever.
         """
-        current = asyncio.current_task()
-        jobs = [job for job in self._jobs if job is not current]
-        for job in jobs:
-            job.cancel()
         connections = list(self.connections.values())
         self.connections.clear()
         self.clients.clear()
-        await asyncio.gather(*jobs, *(c.client.aclose() for c in connections), return_exceptions=True)
+        await asyncio.gather(
+            self._jobs.aclose(), *(c.client.aclose() for c in connections), return_exceptions=True
+        )
         if finish_handles:
             for connection in connections:
                 await self._retire(connection, "the runtime was closed")
@@ -438,8 +429,7 @@ class Runtime:
             return
         processes = [_process_of(c.client) for c in self.connections.values()]
         try:
-            closing = loop.create_task(self.aclose(finish_handles=False))
-            loop.run_until_complete(asyncio.wait([closing], timeout=EXIT_TIMEOUT_S))
+            loop.run_until_complete(asyncio.wait_for(self.aclose(finish_handles=False), EXIT_TIMEOUT_S))
         except Exception as exc:  # never fail interpreter exit
             log.debug("closing MCP connections at exit failed: %s", exc)
         for process in processes:
@@ -486,6 +476,11 @@ def _install_exit_hook() -> None:
 def _close_runtime_at_exit() -> None:
     if _runtime is not None:
         _runtime.close_at_exit()
+
+
+def _retrieved(job: asyncio.Task[Any]) -> None:
+    if not job.cancelled():
+        job.exception()  # the caller got it; mark it retrieved
 
 
 __all__ = ["EXIT_TIMEOUT_S", "Connection", "Runtime", "get_runtime"]

@@ -38,6 +38,7 @@ import httpx
 from ..errors import AuthenticationFailed, SignInFailed
 from ..protocol.www_authenticate import Challenge
 from ..redact import safe_url
+from ..transport.base import Jobs
 from . import device, discovery, dpop, mechanics
 from .answers import AwaitedAnswer
 from .discovery import ServerMetadata
@@ -119,6 +120,9 @@ class OAuthSignIn:
         self._refreshed_version = -1
         self._timer: asyncio.TimerHandle | None = None
         self._refreshing: asyncio.Task[None] | None = None
+        #: Where a refresh ahead of expiry runs: the transport's group (``attach``); without one (a
+        #: sign-in used on its own) the token is refreshed when a server refuses it instead.
+        self._jobs: Jobs | None = None
         #: Told True while a person is being waited for (a caller's timeout should not run then).
         self.waiting: list[Callable[[bool], None]] = []
         #: The DPoP key of this server's sign-in (loaded once), and while the token in use is bound to
@@ -210,6 +214,10 @@ class OAuthSignIn:
         self._set_headers({})
         return had
 
+    def attach(self, jobs: Jobs) -> None:
+        """Run a refresh ahead of expiry in ``jobs`` (the connection's transport's group)."""
+        self._jobs = jobs
+
     async def aclose(self) -> None:
         self._cancel_timer()
         if self._refreshing is not None:
@@ -257,8 +265,8 @@ class OAuthSignIn:
 
     def _refresh_soon(self) -> None:
         self._timer = None
-        if self._refreshing is None or self._refreshing.done():
-            self._refreshing = asyncio.get_running_loop().create_task(self._refresh_ahead())
+        if self._jobs is not None and (self._refreshing is None or self._refreshing.done()):
+            self._refreshing = self._jobs.spawn(self._refresh_ahead(), name=f"mcp-refresh {self.server}")
 
     async def _refresh_ahead(self) -> None:
         async with self._lock:
@@ -342,8 +350,9 @@ class OAuthSignIn:
             if nobody is not None:  # a person's sign-in would wait for its timeout: fail now, saying what to do
                 raise SignInFailed(
                     f'{nobody}: give it a headless grant, e.g. mtj.OAuth(grant="client_credentials", '
-                    'client_id=..., client_secret_file=...) or mcp.json\'s "oauth": {"grant": ...} (docs/sign-in.md: '
-                    '"Which way to sign in where"), or sign in once elsewhere and keep the token store',
+                    'client_id=..., client_secret_file=...) or mcp.json\'s "oauth": {"grant": ...} '
+                    '(docs/sign-in.md: "Which way to sign in where"), or sign in once elsewhere and keep the '
+                    "token store",
                     server=self.server,
                 )
             if device.wanted(self.settings, metadata):  # no browser can reach us: a code to enter elsewhere

@@ -246,7 +246,7 @@ class Batch(Sequence[TaskHandle]):
             self._sent.add(handle)
             args, preset = self._plan.pop(handle)
             self._lifecycle.sending(handle)
-            starter = asyncio.get_running_loop().create_task(
+            starter = self._lifecycle.jobs.spawn(
                 self._send(handle, args, preset), name=f"mcp-map {self.server}:{self.tool}"
             )
             self._starting[handle] = starter

@@ -98,6 +98,9 @@ class TaskLifecycle:
         self.session = session
         self.dialect = dialect
         self._identity = identity
+        #: Where every task's poller, every ordinary call behind a handle and every fan-out's sending
+        #: run: a group of the connection's (``session/background.py``), closed with it.
+        self.jobs = session.background.child(f"{session.name} (tasks)")
         #: Where the tasks started here are recorded (None: nowhere); see ``index.py``.
         self.index: TaskIndex | None = None
         #: Failed polls in a row (with backoff between them) before a task is declared lost.
@@ -412,9 +415,7 @@ class TaskLifecycle:
     # == 3. poll ======================================================================================
 
     def _run(self, handle: TaskHandle, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        runner = asyncio.get_running_loop().create_task(
-            coro, name=f"mcp-task {handle.tool} {handle.task_id or ''}"
-        )
+        runner = self.jobs.spawn(coro, name=f"mcp-task {handle.tool} {handle.task_id or ''}")
         self._runners[handle] = runner
         runner.add_done_callback(lambda _r: self._runners.pop(handle, None))
         return runner
@@ -679,10 +680,7 @@ class TaskLifecycle:
 
     async def aclose(self) -> None:
         """Stop every poller and call (tasks keep running on the server)."""
-        runners = list(self._runners.values())
-        for runner in runners:
-            runner.cancel()
-        await asyncio.gather(*runners, return_exceptions=True)
+        await self.jobs.aclose()  # every poller and call (a fan-out's sending too)
         self._clock.close()
         if self.index is not None:
             self.index.flush()  # the last changes, batched on this loop, before the loop may stop

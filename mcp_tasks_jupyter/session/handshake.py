@@ -99,9 +99,9 @@ async def _probe_discover(session: Session, timeout: float) -> None:
     server that answers the ping but not the probe ignores ``server/discover`` (a legacy one), which is
     then known after one more round trip instead of the whole probe timeout."""
     loop = asyncio.get_running_loop()
-    discover = asyncio.ensure_future(session.discover(LATEST_MODERN, timeout=timeout))
+    discover = session.background.future(session.discover(LATEST_MODERN, timeout=timeout), name="mcp-discover")
     sent = loop.time()
-    ping = asyncio.ensure_future(_answered(session.request("ping", {}, timeout=timeout)))
+    ping = session.background.future(_answered(session.request("ping", {}, timeout=timeout)), name="mcp-ping")
     try:
         await asyncio.wait([discover, ping], return_when=asyncio.FIRST_COMPLETED)
         if not discover.done() and ping.result():

@@ -636,7 +636,7 @@ class Session:
                     message.method,
                 )
                 return
-            task = asyncio.create_task(self._serve(message))
+            task = self.background.spawn(self._serve(message), name=f"mcp-serve {message.method}")
             self._serving[message.id] = task
             request_id = message.id
             task.add_done_callback(lambda _task: self._served(request_id))

@@ -12,9 +12,12 @@ sign in first (``oauth/``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import AuthenticationFailed
+
+if TYPE_CHECKING:
+    from .base import Jobs
 
 
 class AuthHook(Protocol):
@@ -33,6 +36,10 @@ class AuthHook(Protocol):
 
     async def aclose(self) -> None:
         """The connection closed: stop any timer (a refresh ahead of expiry)."""
+
+    def attach(self, jobs: Jobs) -> None:
+        """The group the hook starts its background work in (a refresh ahead of expiry): the
+        transport's, given when the connection starts."""
 
 
 class ProvingAuthHook(AuthHook, Protocol):

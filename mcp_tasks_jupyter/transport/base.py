@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidMessage, MCPError
@@ -13,8 +14,23 @@ if TYPE_CHECKING:
     from .auth import AuthHook
 
 
+class Jobs(Protocol):
+    """A group that owns background work (``session/background.py``'s ``Background``, which the
+    connection's session holds): a transport, and sign-in through it, start their jobs in a child group."""
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None) -> asyncio.Task[Any]: ...
+
+    def child(self, owner: str) -> Jobs: ...
+
+    async def aclose(self) -> None: ...
+
+
 class TransportEvents(Protocol):
     """What a transport tells its owner (the session). Called from the event loop, never blocking."""
+
+    @property
+    def background(self) -> Jobs:
+        """The connection's group of background jobs: the transport starts its own in a child of it."""
 
     def message_received(self, message: Message) -> None: ...
 

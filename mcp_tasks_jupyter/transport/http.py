@@ -51,7 +51,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
 from ..redact import register_all, register_url, safe_url
 from .auth import AuthHook
-from .base import Transport, TransportEvents
+from .base import Jobs, Transport, TransportEvents
 from .http_answers import (
     MAX_ERROR_BODY_BYTES,
     SSE,
@@ -143,7 +143,7 @@ class StreamableHTTPTransport(Transport):
         self._protocol_version: str | None = None
         self._post_headers: CIMultiDict[str] = CIMultiDict()
         self._get_headers: CIMultiDict[str] = CIMultiDict()
-        self._background: set[asyncio.Task[None]] = set()
+        self._jobs: Jobs | None = None  # the transport's group, a child of the connection's (``start``)
         self._listener: asyncio.Task[None] | None = None
         #: The reader of each request's SSE answer (so that a withdrawn request closes its stream).
         self._streams: dict[RequestId, asyncio.Task[None]] = {}
@@ -240,6 +240,9 @@ class StreamableHTTPTransport(Transport):
 
     async def start(self, events: TransportEvents) -> None:
         self._events = events
+        self._jobs = events.background.child(f"{self.label} (transport)")
+        if self.auth is not None:
+            self.auth.attach(self._jobs)
         self._proxy = _env_proxy(self._url)
         self._client = aiohttp.ClientSession(
             # Keep-alive as many as may be open (streams hold one each); no per-host cap below it.
@@ -257,10 +260,8 @@ class StreamableHTTPTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        tasks = list(self._background) + ([self._listener] if self._listener else [])
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._jobs is not None:
+            await self._jobs.aclose()  # the listener and every stream reader
         for response in self._reading:
             response.content.set_exception(_ClosedHere())
         self._slots.close()
@@ -288,12 +289,11 @@ class StreamableHTTPTransport(Transport):
         await client.close()
 
     def _read_in_background(self, response: aiohttp.ClientResponse, msg_id: RequestId) -> None:
-        reader = asyncio.create_task(self._read_post_stream(response, msg_id))
-        self._background.add(reader)
+        assert self._jobs is not None
+        reader = self._jobs.spawn(self._read_post_stream(response, msg_id), name=f"mcp-stream {msg_id}")
         self._streams[msg_id] = reader
 
         def done(task: asyncio.Task[None]) -> None:
-            self._background.discard(task)
             if self._streams.get(msg_id) is task:
                 del self._streams[msg_id]
 
@@ -560,7 +560,8 @@ class StreamableHTTPTransport(Transport):
         """
         if self._listener is None and not self._closed and not self.stateless:
             first_try = asyncio.get_running_loop().create_future()
-            self._listener = asyncio.create_task(self._listen(first_try))
+            assert self._jobs is not None
+            self._listener = self._jobs.spawn(self._listen(first_try), name=f"mcp-listen {self.label}")
             await asyncio.wait([first_try], timeout=LISTEN_OPEN_WAIT_S)
 
     async def _listen(self, first_try: asyncio.Future[None]) -> None:

@@ -16,7 +16,7 @@ from ..errors import ConnectionFailed, InvalidMessage, ServerExited
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import RequestId
 from ..redact import register_all, scrub
-from .base import Transport, TransportEvents
+from .base import Jobs, Transport, TransportEvents
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +57,10 @@ class StdioTransport(Transport):
         #: What ``_write`` returns when the bytes are in the pipe: a finished future.
         self._written: asyncio.Future[None] | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
-        #: The stderr reader (first, once started), then the job that reports a closed stdout.
-        self._readers: list[asyncio.Future[None]] = []
+        #: The transport's group (the stderr reader, the job that reports a closed stdout), a child of
+        #: the connection's; and the stderr reader, which a dying server's last words wait for.
+        self._jobs: Jobs | None = None
+        self._stderr_reader: asyncio.Task[None] | None = None
         self._spawned: asyncio.Future[None] | None = None
         self._closing = False
         self._exit_error: ServerExited | None = None
@@ -73,6 +75,7 @@ class StdioTransport(Transport):
         return "\n".join(self._stderr)
 
     async def start(self, events: TransportEvents) -> None:
+        self._jobs = events.background.child(f"{self.label} (transport)")
         program = self.argv[0]
         if shutil.which(program, path=(self._env or os.environ).get("PATH")) is None and not os.path.exists(
             program
@@ -103,7 +106,7 @@ class StdioTransport(Transport):
         self._stdin_pipe = transport.get_pipe_transport(0)  # type: ignore[assignment]
         self._written = loop.create_future()
         self._written.set_result(None)
-        self._readers.insert(0, asyncio.create_task(self._read_stderr()))
+        self._stderr_reader = self._jobs.spawn(self._read_stderr(), name=f"mcp-stderr {self.label}")
         spawned.set_result(None)
 
     async def _read_stderr(self) -> None:
@@ -136,8 +139,8 @@ class StdioTransport(Transport):
             events.message_received(message)
 
     def _stdout_closed(self, events: TransportEvents) -> None:
-        if not self._closing:
-            self._readers.append(asyncio.ensure_future(self._lost(events)))
+        if not self._closing and self._jobs is not None:
+            self._jobs.spawn(self._lost(events), name=f"mcp-exited {self.label}")
 
     async def _lost(self, events: TransportEvents) -> None:
         if self._spawned is not None:
@@ -151,8 +154,8 @@ class StdioTransport(Transport):
         except TimeoutError:
             code = None
         # Let the stderr reader drain what the process wrote before dying.
-        if self._readers:
-            await asyncio.wait([self._readers[0]], timeout=0.5)
+        if self._stderr_reader is not None:
+            await asyncio.wait([self._stderr_reader], timeout=0.5)
         what = f"exited with code {code}" if code is not None else "closed its stdout"
         self._exit_error = ServerExited(
             f"the server process {what}", server=self.server_name, returncode=code, stderr=self.stderr_tail
@@ -216,12 +219,8 @@ class StdioTransport(Transport):
                     break
                 except TimeoutError:
                     continue
-        current = asyncio.current_task()
-        readers = [r for r in self._readers if r is not current]
-        for reader in readers:
-            reader.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
-        self._readers = []
+        if self._jobs is not None:
+            await self._jobs.aclose()  # the readers (not the job that closes, if it is one of them)
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()

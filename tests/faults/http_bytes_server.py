@@ -141,6 +141,10 @@ class Collected:
         self.noise: list[Exception] = []
         self.lost: list[Exception] = []
         self._changed = asyncio.Event()
+        from mcp_tasks_jupyter.session.background import Background
+
+        #: The connection's group, as a session holds it: the transport's jobs run in a child of it.
+        self.background = Background("test connection")
 
     def message_received(self, message: Any) -> None:
         self.messages.append(message)

@@ -10,7 +10,6 @@ the widget's state or a saved notebook); ``paste`` (``oauth.answers.finish_sign_
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -44,7 +43,6 @@ class SignInWidget(anywidget.AnyWidget):
     def __init__(self, server: str, url: str, paste: Paste) -> None:
         super().__init__(server=server, url=url)
         self._paste = paste
-        self._jobs: set[asyncio.Task[None]] = set()
         self.on_msg(self._on_front_end_msg)
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -54,9 +52,9 @@ class SignInWidget(anywidget.AnyWidget):
         if not isinstance(address, str):
             return
         self.busy = True
-        job = asyncio.get_running_loop().create_task(self._finish(address))
-        self._jobs.add(job)
-        job.add_done_callback(self._jobs.discard)
+        from ..runtime import get_runtime
+
+        get_runtime().spawn(self._finish(address), name=f"mcp-sign-in-paste {self.server}")
 
     async def _finish(self, address: str) -> None:
         try:
