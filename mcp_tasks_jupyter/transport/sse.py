@@ -126,10 +126,12 @@ class _Parser:
 
     def feed(self, piece: bytes) -> list[_Dispatched]:
         text = self._decoder.decode(piece)
-        if self._after_cr and text.startswith("\n"):
-            text = text[1:]
+        if self._after_cr and text:
+            self._after_cr = False
+            if text[0] == "\n":
+                text = text[1:]  # the LF of a CRLF cut between two pieces
         if text:
-            self._after_cr = text.endswith("\r")
+            self._after_cr = text[-1] == "\r"
         lines = _LINE_END.split(text)
         tail = lines.pop()
         if not lines:  # no line ended: the open line grows (kept in parts: an endless one costs no copies)

@@ -98,3 +98,9 @@ async def test_many_small_events_are_no_large_event():
     stream = "data: 0123456789\n\n" * 1000
     events = await events_of(stream, split=500, max_event_bytes=1024)
     assert len(events) == 1000
+
+
+async def test_a_crlf_cut_into_a_piece_of_its_own_ends_one_line_only():
+    # "...\r" | "\n" | "\n...": the lone LF is the CRLF's end, the next LF the blank line that ends the event
+    got = [e async for e in read_events(_chunks([b"data: a\r", b"\n", b"\ndata: b\n\n"]), StreamPosition())]
+    assert [e.data for e in got] == ["a", "b"]
