@@ -6,13 +6,9 @@ Read top to bottom:
    same handle (no task support), or a call the server decides about (ext, sep1686); or a handle comes
    from elsewhere: ``attach`` (a task id), ``resume`` (the task index), ``cached`` (a stored result).
 2. **Record**: every handle started here is written to the task index and kept current.
-3. **Poll**: one poller per task asks the server at the task's interval (bounded), sleeps until then or
-   until a push wakes it, waits for a reconnection, retries transient trouble with backoff, and
-   serves the task's questions when it is ``input_required``. While a push channel is open and
-   delivering the task's changes, the task is polled only as a safety net (``PUSHED_POLL_FACTOR``
-   intervals, at most ``MAX_PUSHED_POLL_WAIT_S``, after the last news of it: a poll or a push,
-   which brings the whole task); it goes back to its own interval when the
-   channel drops (``pushes_changed``) or falls silent (a poll shows a change no push brought).
+3. **Poll**: one ``Poller`` per task (``poller.py``, where its pace, backoff and end are decided);
+   here, what the dialect reports reaches it: a push (``pushed``: the poller is then trusted to pushes
+   and polls as a safety net), a channel that opened or dropped (``pushes_changed``), a wake.
 4. **Finish**: the result (or error) settles the handle; then **release**: progress listener, open
    questions (refused: their answer would be stale), registries, the dialect's own state.
 
@@ -26,13 +22,11 @@ import asyncio
 import collections
 import itertools
 import logging
-import random
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
-    AuthenticationFailed,
     ConnectionFailed,
     InvalidMessage,
     MCPError,
@@ -40,10 +34,8 @@ from ..errors import (
     RequestTimeout,
     TaskCancelled,
     TaskError,
-    TaskExpired,
     TaskFailed,
     TaskLost,
-    TaskNotFound,
 )
 from ..index.task_index import Recorder, ServerIdentity, TaskIndex, notebook_path
 from ..protocol import modern
@@ -54,27 +46,13 @@ from ..session.session import HandlerError, Session
 from ..tasks.handle import HandleControls, TaskHandle
 from ..tasks.results import ToolResult
 from .poll_clock import PollClock
+from .poller import MAX_POLL_FAILURES, Poller
 
 if TYPE_CHECKING:
     from ..dialects.base import TaskDialect
 
 log = logging.getLogger(__name__)
 
-DEFAULT_POLL_MS = 1000
-#: The longest a task ever waits between two polls, whatever interval the server asks for.
-MAX_POLL_WAIT_S = 60.0
-#: While a push channel delivers a task's changes, the task is polled only this many intervals
-#: apart (a safety net: a push lost on the way is still seen) ...
-PUSHED_POLL_FACTOR = 10
-#: ... and at most this long apart (never less often than its own interval, though).
-MAX_PUSHED_POLL_WAIT_S = 30.0
-#: A task's first poll comes at a random moment between this fraction of its interval and one interval
-#: after the task started, so that tasks started together (``client.map``) do not poll in the same moment
-#: every interval: their polls stay spread, each one interval after its own last.
-FIRST_POLL_SPREAD = 0.5
-#: Consecutive failed polls (connection trouble, garbage answers) before a task is declared lost.
-MAX_POLL_FAILURES = 6
-MAX_BACKOFF_S = 30.0
 #: Where the server decides whether a call becomes a task (ext, sep1686), how long ``start`` waits
 #: for that decision before it returns a handle whose call is still running.
 ACCEPT_WAIT_S = 2.0
@@ -110,12 +88,11 @@ class TaskLifecycle:
         #: Unfinished ordinary calls running behind handles.
         self.calls: set[TaskHandle] = set()
         self._runners: dict[TaskHandle, asyncio.Task[None]] = {}
-        self._wakes: dict[TaskHandle, asyncio.Event] = {}
+        #: The poller of every task followed here (``poller.py``), and those trusted to their pushes.
+        self._pollers: dict[TaskHandle, Poller] = {}
+        self._trusted: set[Poller] = set()
         #: When each sleeping poller is next due, behind one timer.
-        self._clock = PollClock()
-        #: Tasks whose changes the push channel has been delivering (polled as a safety net only),
-        #: and when the last push of each came (loop time).
-        self._pushed: dict[TaskHandle, float] = {}
+        self.clock = PollClock()
         self._creating = 0
         self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
         self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
@@ -420,119 +397,15 @@ class TaskLifecycle:
         runner.add_done_callback(lambda _r: self._runners.pop(handle, None))
         return runner
 
-    async def _poll(self, handle: TaskHandle, poll_now: bool = False) -> None:
-        """Poll until terminal, then fetch the result. Never faster than the task's pollInterval (at most
-        MAX_POLL_WAIT_S), counted from the start of one poll to the start of the next (so a poll's own
-        round trip does not stretch the interval, and the end is seen at most one interval late).
+    def _poll(self, handle: TaskHandle, poll_now: bool = False) -> Coroutine[Any, Any, None]:
+        """The poller of ``handle`` (``poller.py``: pace, backoff and end are decided there), to run."""
+        poller = self._pollers[handle] = Poller(self, handle)
+        return poller.run(poll_now)
 
-        While the session reconnects to a server that went away, the poller waits for it; other
-        connection trouble, timeouts and garbage answers are retried with backoff; after
-        MAX_POLL_FAILURES in a row, or when the connection is gone for good, the handle ends TaskLost.
-        """
-        dialect, session = self.dialect, self.session
-        failures = 0
-        loop = asyncio.get_running_loop()
-        # The poller starts with the task: its first poll is at most one interval on (FIRST_POLL_SPREAD).
-        last_poll = loop.time() - random.random() * FIRST_POLL_SPREAD * self._interval(handle)
-        try:
-            while not handle.done():
-                try:
-                    if handle.server_status in TERMINAL:
-                        if failures:
-                            await asyncio.sleep(min(MAX_BACKOFF_S, 2.0**failures))
-                        self.finish(handle, await dialect.result(handle))
-                        return
-                    if handle.server_status == INPUT_REQUIRED:
-                        await dialect.serve_input(handle)
-                    if not poll_now:
-                        backoff_until = loop.time() + min(MAX_BACKOFF_S, 2.0**failures) if failures else 0.0
-                        await self._sleep_until(handle, last_poll, backoff_until)
-                        if handle.server_status in TERMINAL:
-                            continue
-                    poll_now = False
-                    assert handle.task_id is not None
-                    last_poll = loop.time()
-                    seen = handle.server_status, handle.status_message
-                    handle.apply(await dialect.get(handle.task_id))
-                    if (handle.server_status, handle.status_message) != seen:
-                        self._pushed.pop(handle, None)  # a change no push brought: the channel fell silent
-                    failures = 0
-                except AuthenticationFailed as exc:  # never transient: the same credentials are refused again
-                    self.finish(handle, error=exc)
-                    return
-                except (ConnectionFailed, RequestTimeout, InvalidMessage) as exc:
-                    if session.closed_error is None and session.reconnecting:
-                        await session.wait_reachable()
-                        poll_now = True
-                        continue
-                    if session.closed_error is not None or failures + 1 >= self.max_poll_failures:
-                        why = (session.closed_error or exc).detail
-                        raise TaskLost(
-                            f"lost contact with the server: {why}",
-                            server=self.server,
-                            task_id=handle.task_id,
-                            tool=handle.tool,
-                        ) from exc
-                    failures += 1
-                except TaskNotFound as exc:
-                    if isinstance(exc, TaskExpired) or session.generation <= handle.generation:
-                        raise
-                    raise TaskNotFound(
-                        "the server no longer knows this task: a new session was started after "
-                        "the server ended the old one (it restarted, or forgot its sessions)",
-                        server=self.server,
-                        task_id=handle.task_id,
-                        tool=handle.tool,
-                    ) from exc
-        except asyncio.CancelledError:
-            raise  # the client is closing; the task stays on the server
-        except TaskError as exc:
-            self.finish(handle, error=exc)
-        except MCPError as exc:
-            self.finish(handle, error=as_task_failure(exc, handle))
-        except Exception as exc:  # never leave a handle unfinished
-            log.exception("poller for %r failed", handle)
-            self.finish(handle, error=exc)
-        finally:
-            dialect.release(handle)
-
-    @staticmethod
-    def _interval(handle: TaskHandle) -> float:
-        """Seconds between two polls of ``handle``: the server's interval, bounded."""
-        return min(MAX_POLL_WAIT_S, (handle.poll_interval_ms or DEFAULT_POLL_MS) / 1000)
-
-    def _due(self, handle: TaskHandle, last_poll: float) -> float:
-        """When ``handle`` is next polled: its interval (bounded) after ``last_poll``; or, while the
-        push channel delivers its changes, the safety net's wait after the last news of it."""
-        interval = self._interval(handle)
-        pushed_at = self._pushed.get(handle)
-        if pushed_at is not None and self.dialect.push_live(handle):
-            safety = max(interval, min(PUSHED_POLL_FACTOR * interval, MAX_PUSHED_POLL_WAIT_S))
-            return max(last_poll, pushed_at) + safety
-        return last_poll + interval
-
-    async def _sleep_until(self, handle: TaskHandle, last_poll: float, not_before: float) -> None:
-        """Sleep until the next poll of ``handle`` is due (``_due``, and not before ``not_before``),
-        reckoned again at each wake: the push channel may have dropped or begun delivering. Return
-        early when a push makes the task terminal or needy. The due time is an alarm on the
-        connection's ``PollClock`` (one timer for every sleeping poller), not a timer of its own."""
-        loop = asyncio.get_running_loop()
-        wake = self._wakes.setdefault(handle, asyncio.Event())
-        while (due := max(self._due(handle, last_poll), not_before)) > loop.time():
-            # Looked at before each sleep: a push may have ended the task in the same loop pass as the
-            # alarm rang (both set the event), and the next due time is then ten intervals away.
-            if handle.server_status in TERMINAL:
-                return
-            wake.clear()
-            alarm = self._clock.at(due, wake)
-            try:
-                await wake.wait()
-            finally:
-                alarm.cancel()  # woken otherwise (or stopped): the clock forgets it
-            if alarm.rang:
-                continue  # the due time may have moved on meanwhile (pushes began): look again
-            if handle.server_status in TERMINAL or handle.server_status == INPUT_REQUIRED:
-                return
+    def distrust(self, poller: Poller) -> None:
+        """``poller``'s task is paced by polls again (its pushes fell silent, or the channel dropped)."""
+        poller.pushed_at = None
+        self._trusted.discard(poller)
 
     # -- what the dialect reports (TaskEvents) ----------------------------------------------------
 
@@ -546,26 +419,27 @@ class TaskLifecycle:
         if handle is None:
             return
         handle.apply(state)
-        if self.dialect.push_live(handle):
+        poller = self._pollers.get(handle)
+        if poller is not None and self.dialect.push_live(handle):
             # Its changes come by push: polls become a safety net, counted from this news.
-            self._pushed[handle] = asyncio.get_running_loop().time()
+            poller.pushed_at = asyncio.get_running_loop().time()
+            self._trusted.add(poller)
         if state.status in TERMINAL or state.status == INPUT_REQUIRED:
             self.wake(handle)
 
     def pushes_changed(self) -> None:
         """A push channel opened or dropped: no task is trusted to its pushes until one comes again,
         and every poller looks again when its next poll is due (at its own interval)."""
-        if not self._pushed:
-            return
-        trusted, self._pushed = self._pushed, {}
-        for handle in trusted:
-            self.wake(handle)
+        trusted, self._trusted = self._trusted, set()
+        for poller in trusted:
+            poller.pushed_at = None
+            poller.wake()
 
     def wake(self, handle: TaskHandle) -> None:
         """Poll ``handle`` now (e.g. an answer given may have changed it)."""
-        wake = self._wakes.get(handle)
-        if wake is not None:
-            wake.set()
+        poller = self._pollers.get(handle)
+        if poller is not None:
+            poller.wake()
 
     def log(self, handle: TaskHandle | None, params: dict[str, Any]) -> None:
         """A log notification, of ``handle``'s task or (None) of the connection."""
@@ -636,8 +510,9 @@ class TaskLifecycle:
             if len(self._ended) > ENDED_TASKS_KEPT:
                 self._ended.popitem(last=False)
         self.calls.discard(handle)
-        self._wakes.pop(handle, None)
-        self._pushed.pop(handle, None)
+        poller = self._pollers.pop(handle, None)
+        if poller is not None:
+            self._trusted.discard(poller)
 
     async def cancel(self, handle: TaskHandle) -> None:
         """Ask the server to cancel the task (an ordinary call is withdrawn); the handle then ends."""
@@ -681,7 +556,7 @@ class TaskLifecycle:
     async def aclose(self) -> None:
         """Stop every poller and call (tasks keep running on the server)."""
         await self.jobs.aclose()  # every poller and call (a fan-out's sending too)
-        self._clock.close()
+        self.clock.close()
         if self.index is not None:
             self.index.flush()  # the last changes, batched on this loop, before the loop may stop
 

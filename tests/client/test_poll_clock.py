@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from mcp_tasks_jupyter.protocol.task_state import TaskState
-from mcp_tasks_jupyter.running.lifecycle import FIRST_POLL_SPREAD
 from mcp_tasks_jupyter.running.poll_clock import PollClock
+from mcp_tasks_jupyter.running.poller import FIRST_POLL_SPREAD
 from tests.support import eventually
 
 pytestmark = pytest.mark.anyio
@@ -67,7 +67,7 @@ async def test_a_poller_whose_task_ended_before_it_sleeps_does_not_sleep(connect
         assert handle.task_id is not None
         handle.apply(TaskState(handle.task_id, "completed"))  # as a push would, between two sleeps
         sleeping = asyncio.create_task(
-            client.lifecycle._sleep_until(handle, asyncio.get_running_loop().time(), 0.0)
+            client.lifecycle._pollers[handle].sleep_until(asyncio.get_running_loop().time(), 0.0)
         )
         await asyncio.sleep(0)  # one loop pass: it returns at once, with nothing to wait for
         assert sleeping.done(), "a poller whose task ended went to sleep until its next due time"

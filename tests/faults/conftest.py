@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_jupyter.running import lifecycle
+from mcp_tasks_jupyter.running import poller
 
 HERE = Path(__file__).resolve().parent
 
@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def short_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries of failed polls wait 0.2 s instead of 2, 4, 8... s: the same retries, sooner."""
-    monkeypatch.setattr(lifecycle, "MAX_BACKOFF_S", 0.2)
+    monkeypatch.setattr(poller, "MAX_BACKOFF_S", 0.2)
 
 
 def stdio_argv(scenario: str) -> list[str]:

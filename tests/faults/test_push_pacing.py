@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.running import lifecycle
+from mcp_tasks_jupyter.running import poller
 
 from .server import Brain, http_fault_server
 from .test_fault_classes import until
@@ -82,6 +82,6 @@ async def test_a_stream_that_falls_silent_while_the_task_changes_brings_polling_
 async def test_without_a_push_channel_polls_keep_the_tasks_interval(monkeypatch):
     # The same pushes, but the safety net is turned off (factor 1): as many polls as without pushes,
     # which shows that the counts above come from the pacing, not from the server or the machine.
-    monkeypatch.setattr(lifecycle, "PUSHED_POLL_FACTOR", 1)
+    monkeypatch.setattr(poller, "PUSHED_POLL_FACTOR", 1)
     pushed, dropped = await pacing(pushed_change, lambda server: server.drop_streams())
     assert pushed >= PHASE_S * 1000 / INTERVAL_MS / 3, (pushed, dropped)
