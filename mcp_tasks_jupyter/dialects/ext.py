@@ -72,6 +72,9 @@ class _Task:
     answered: set[str] = field(default_factory=set)
     #: Keys being answered now (the handler, a person or ``tasks/update`` at work).
     answering: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    #: Answers given whose ``tasks/update`` did not get through: sent again (nobody asked again) while
+    #: the server still asks.
+    undelivered: dict[str, Any] = field(default_factory=dict)
 
 
 class ExtDialect(TaskDialect):
@@ -216,21 +219,32 @@ class ExtDialect(TaskDialect):
             log.error("%s: answering %s failed", self.server, key, exc_info=job.exception())
 
     async def _answer(self, handle: TaskHandle, record: _Task, key: str, request: dict[str, Any]) -> None:
-        responses = await self.answers.answer_inputs({key: request}, handle)
+        if key in record.undelivered:
+            response = record.undelivered.pop(key)
+        else:
+            responses = await self.answers.answer_inputs({key: request}, handle)
+            if key not in responses:
+                record.answered.add(key)
+                return  # nothing here can answer this kind of request (logged once)
+            response = responses[key]
         record.answered.add(key)  # settled: never asked again, whatever comes of it
-        if key not in responses:
-            return  # nothing here can answer this kind of request (logged once)
         task_id = handle.task_id
         assert task_id is not None
         for attempt in range(1, UPDATE_ATTEMPTS + 1):
             try:
-                await self.session.request("tasks/update", wire.update_params(task_id, {key: responses[key]}))
+                await self.session.request("tasks/update", wire.update_params(task_id, {key: response}))
                 break
             except (ConnectionFailed, RequestTimeout) as exc:
-                if self.session.closed_error is not None or attempt == UPDATE_ATTEMPTS:
+                if self.session.closed_error is not None:
+                    return
+                if attempt == UPDATE_ATTEMPTS:
+                    # Kept, not dropped: while a poll shows the server still asking, it is sent again
+                    # (``serve_input``); the task would otherwise wait for it until its retention ran out.
                     log.warning(
-                        "%s: could not deliver the answer to %s of task %s: %s", self.server, key, task_id, exc
+                        "%s: could not deliver the answer to %s of task %s yet: %s", self.server, key, task_id, exc
                     )
+                    record.undelivered[key] = response
+                    record.answered.discard(key)
                     return
                 await asyncio.sleep(0.5 * 2**attempt)
             except ProtocolError as exc:

@@ -60,7 +60,8 @@ RECONNECT_PROBE_TIMEOUT_S = 5.0
 ANSWERED_IDS_KEPT = 1024
 #: How often the answer to a server request is sent when it is lost on the way (a cut connection, a
 #: 5xx, a timeout), with backoff from ANSWER_FIRST_DELAY_S doubling up to ANSWER_MAX_DELAY_S (about
-#: a minute in all): while the session that asked stands and the server has not withdrawn the request.
+#: a minute in all, and across a reconnection): while the session that asked stands and the server has
+#: not withdrawn the request.
 ANSWER_SENDS = 8
 ANSWER_FIRST_DELAY_S = 0.25
 ANSWER_MAX_DELAY_S = 15.0
@@ -735,27 +736,44 @@ class Session:
     async def _send_answer(self, request: Request, reply: dict[str, Any], generation: int) -> bool:
         """Send the answer to a server request. One lost on the way is sent again with backoff (a
         repeated answer is harmless: the server takes the first) while the session that asked stands;
-        never to a new session (it did not ask), never after a refusal (401/403, a session the server
-        ended, a stdio server gone). The server withdrawing the request, or the task ending, cancels
-        this (``withdraw_serving``, ``refuse_serving``). Whether the answer went out."""
+        never to a new session (it did not ask), never after a refusal (401/403, a stdio server gone).
+        A server that cannot be reached is reconnected, as for a request, and the next send waits until
+        it answers again (within ``reconnect_for``). A 404 for the session ends it, as it does for a
+        request: a new one is started, through which the server asks its open question again (a task's
+        question comes through the session that waits for the task) and gets the answer kept for it
+        (``_given``). The server withdrawing the request, or the task ending, cancels this
+        (``withdraw_serving``, ``refuse_serving``). Whether the answer went out."""
         delay = ANSWER_FIRST_DELAY_S
         for attempt in range(1, ANSWER_SENDS + 1):
             try:
                 await self.transport.send(reply)
                 return True
+            except SessionExpired as exc:
+                log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
+                if not self.modern and self.closed_error is None:
+                    try:
+                        await self.renew(generation, exc)
+                    except ConnectionFailed as failure:  # the requests that follow meet it too
+                        log.warning("%s: %s", self.name, failure)
+                return False
             except (ConnectionFailed, RequestTimeout) as exc:
-                lasting = isinstance(exc, (AuthenticationFailed, SessionExpired, ServerExited)) or (
+                lasting = isinstance(exc, (AuthenticationFailed, ServerExited)) or (
                     isinstance(exc, HTTPStatusError) and exc.status_code < 500
                 )
                 if lasting or attempt == ANSWER_SENDS or self.closed_error is not None:
                     log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
                     return False
                 log.info("%s: the answer to %s was lost (%s); sending it again", self.name, request.method, exc)
+                if isinstance(exc, ServerUnreachable):
+                    self._unreachable()  # as a request would: reconnect, and send again once it answers
             except MCPError as exc:
                 log.warning("%s: could not answer %s: %s", self.name, request.method, exc)
                 return False
-            await asyncio.sleep(delay)
-            delay = min(ANSWER_MAX_DELAY_S, delay * 2)
+            if self.reconnecting:
+                await self.wait_reachable()
+            else:
+                await asyncio.sleep(delay)
+                delay = min(ANSWER_MAX_DELAY_S, delay * 2)
             if self.generation != generation or self.closed_error is not None:
                 log.warning(
                     "%s: the session that asked %s has ended; its answer is kept in case it asks again",

@@ -408,3 +408,40 @@ async def test_invalid_x_mcp_header_tools_are_left_out(caplog):
     assert "'bad' left out" in caplog.text and "number" in caplog.text
     with pytest.raises(mtj.ToolNotFound):
         await client.call_tool("bad", {"r": 1.5})
+
+
+async def test_an_answer_whose_update_did_not_get_through_is_sent_again_while_the_server_still_asks(monkeypatch):
+    # Issue 30, item 7: an answer whose tasks/update failed through every attempt was settled all the same
+    # (never sent again), while each poll showed the server still asking: the task waited until its retention
+    # ran out. The answer is kept and sent again (nobody asked again) while the server still asks.
+    from mcp_tasks_jupyter.dialects import ext
+
+    monkeypatch.setattr(ext, "UPDATE_ATTEMPTS", 2)
+    shown: list[str] = []
+
+    def script(poll: int) -> dict[str, Any]:
+        if not server.updates:
+            return _task("t1", "input_required", pollIntervalMs=20, inputRequests=_question("k1", "which?"))
+        return _task("t1", "completed", result={"content": [{"type": "text", "text": "ok"}]})
+
+    async def person(params: dict[str, Any]) -> dict[str, Any]:
+        shown.append(params["message"])
+        return {"action": "accept", "content": {"ok": True}}
+
+    server = ExtServer(script)
+    client, transport = await _client(server, elicitation_handler=person)
+    refused = 0
+    send = transport.send
+
+    async def lossy_send(message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        nonlocal refused
+        if message.get("method") == "tasks/update" and refused < 3:  # more than one answer's attempts
+            refused += 1
+            raise mtj.HTTPStatusError("HTTP 503 for tasks/update", server="scripted", status_code=503)
+        await send(message, headers)
+
+    transport.send = lossy_send  # type: ignore[method-assign]
+    task = await client.start_task("job")
+    result = await asyncio.wait_for(task, 10)
+    assert result.text == "ok" and shown == ["which?"] and refused == 3
+    assert server.updates == [{"k1": {"action": "accept", "content": {"ok": True}}}]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import json
 import socket
@@ -55,6 +56,9 @@ class Error:
     message: str
     data: Any = None
 
+
+#: The ``Mcp-Session-Id`` of the HTTP request a brain is answering now (None: none, or stdio).
+REQUEST_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("REQUEST_SESSION", default=None)
 
 #: A request left unanswered for good.
 SILENT = object()
@@ -341,6 +345,7 @@ class FaultHTTPServer:
                     said = "Session not found" if session else "Bad Request: missing Mcp-Session-Id header"
                     return JSONResponse(error_message(None, -32600, said), status_code=status)
                 return Response(b"session not found", status_code=status)
+            REQUEST_SESSION.set(session)
             answer = await brain.handle(message)
             if answer is SILENT:
                 await asyncio.Event().wait()

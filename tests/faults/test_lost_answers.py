@@ -11,7 +11,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 
-from .server import Brain, Raw, http_fault_server
+from .server import REQUEST_SESSION, Brain, Raw, Task, http_fault_server, result_message
 from .test_stale_questions import Person, answer, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
@@ -73,3 +73,63 @@ async def test_a_question_asked_again_through_a_new_session_gets_the_same_answer
         same_session = brain.ask(handle.task_id)
         await answer(server, same_session)
         assert len(person.asked) == 2  # asked again in the same session: a new question
+
+
+class AsksThroughTheSessionThatWaits(Brain):
+    """As the demo server does: a task's open question is asked again when a ``tasks/result`` from another
+    session than the one that asked comes to wait for the task, and an accepted answer ends the task. The
+    first ``drops`` answer POSTs are answered 404 although the session stands (a gateway that lost it for a
+    moment: the soak's proxy does so), so the server never gets those answers."""
+
+    def __init__(self, drops: int) -> None:
+        super().__init__()
+        self.drops, self.dropped = drops, 0
+        self.asked_in: dict[str, str | None] = {}  # task id -> the session its question was last asked in
+        self.question_of: dict[Any, str] = {}  # question id -> task id
+
+    def ask_for(self, task_id: str) -> None:
+        self.question_of[self.ask(task_id)] = task_id
+        self.asked_in[task_id] = REQUEST_SESSION.get()
+
+    async def handle(self, message: dict[str, Any]) -> Any:
+        if "method" not in message and "id" in message:
+            if self.dropped < self.drops:
+                self.dropped += 1
+                return Raw(status=404, body=b"session not found", content_type="text/plain")
+            task_id = self.question_of.get(message["id"])
+            answered = (message.get("result") or {}).get("content") or {}
+            if task_id is not None and self.tasks[task_id].status == "input_required":
+                self.finish(task_id, f"chose {answered.get('choice')}")
+        if message.get("method") == "tools/call" and (message.get("params") or {}).get("name") == "ask":
+            self.received.append(message)
+            task = Task(f"task-{next(self._ids)}", "ask", status="input_required")
+            self.tasks[task.task_id] = task
+            self.ask_for(task.task_id)
+            return result_message(message["id"], {"task": task.wire(self.poll_interval_ms, self.ttl_ms)})
+        if message.get("method") == "tasks/result":
+            task_id = (message.get("params") or {}).get("taskId")
+            task = self.tasks.get(task_id)  # type: ignore[arg-type]
+            if (
+                task is not None
+                and task.status == "input_required"
+                and self.asked_in[task.task_id] != (REQUEST_SESSION.get())
+            ):
+                self.ask_for(task.task_id)  # e.g. a client that came back with a new session
+        return await super().handle(message)
+
+
+async def test_an_answer_refused_404_while_the_task_still_asks_renews_the_session_and_the_task_ends() -> None:
+    # Issue 30, item 7: under the long soak one research task in a thousand expired on the server. The answer
+    # to its question met a 404 for the session (the proxy's lost session); the client gave the answer up as
+    # refused and went on polling in the same session, whose open tasks/result the server does not ask
+    # through again: the task stayed input_required until its retention ran out. A 404 ends the session here
+    # as it does for a request: a new one is started, tasks/result waits for the task there, the server asks
+    # again through it and the answer already given is sent, nobody asked twice.
+    person = Person()
+    brain = AsksThroughTheSessionThatWaits(drops=1)
+    async with http_fault_server(brain) as server, mtj.connect(server.url, elicitation_handler=person) as client:
+        handle = await client.start_task("ask")
+        result = await asyncio.wait_for(handle, 15)
+        assert result.text == "chose yes"
+        assert brain.dropped == 1 and len(person.asked) == 1 and len(handle.questions) == 1
+        assert client.session.generation == 1  # the 404 started a new session
