@@ -16,7 +16,11 @@ Faults, by kind (``FaultProxy.injected`` counts each):
     an event stream (the GET stream, an SSE answer) cut after a short while;
 ``404``
     a request naming a session is answered 404, as a server that forgot its sessions does (the server
-    still has it: the client starts a new session and goes on).
+    still has it: the client starts a new session and goes on);
+``dark``
+    only with ``dark_every_s``: now and then the network goes dark for a few seconds (``dark_for_s``):
+    every request that arrives meanwhile, whatever its method, is held until the light comes back and
+    then its connection is cut (nothing reached the server); open streams are cut when it goes dark.
 
 ``initialize``, ``tools/list`` and ``tools/call`` pass untouched: a tool call the proxy broke would be a
 task the server made and the client never heard of, which no client can know (the soak measures what a
@@ -56,6 +60,9 @@ class FaultRates:
     delay: float = 0.01
     cut_stream: float = 0.3
     lost_session: float = 0.005
+    #: Seconds between dark spells (drawn from this range; None: never dark) and how long each lasts.
+    dark_every_s: tuple[float, float] | None = None
+    dark_for_s: tuple[float, float] = (1.0, 8.0)
 
 
 @dataclass
@@ -77,6 +84,10 @@ class FaultProxy:
         self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
         self.url = ""
+        self._light = asyncio.Event()
+        self._light.set()
+        self._dimmer: asyncio.Task[None] | None = None
+        self._streams: dict[int, web.Request] = {}  # by id(): a request is not hashable
 
     async def start(self) -> str:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -88,9 +99,27 @@ class FaultProxy:
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # aiohttp names no public port
         self._client = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=5))
         self.url = f"http://127.0.0.1:{port}/mcp"
+        if self.rates.dark_every_s is not None:
+            self._dimmer = asyncio.create_task(self._dark_spells(self.rates.dark_every_s, self.rates.dark_for_s))
         return self.url
 
+    async def _dark_spells(self, every: tuple[float, float], lasting: tuple[float, float]) -> None:
+        spells = random.Random(self.seed + 1)  # its own stream: the faults per request stay as they were
+        while True:
+            await asyncio.sleep(spells.uniform(*every))
+            self.injected["dark"] += 1
+            self._light.clear()
+            for request in list(self._streams.values()):
+                _abort(request)
+            await asyncio.sleep(spells.uniform(*lasting))
+            self._light.set()
+
     async def stop(self) -> None:
+        if self._dimmer is not None:
+            self._dimmer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dimmer
+        self._light.set()
         if self._client is not None:
             await self._client.close()
         if self._runner is not None:
@@ -103,6 +132,9 @@ class FaultProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
+        if not self._light.is_set():  # dark: held, then cut (counted once per spell, not per request)
+            await self._light.wait()
+            return _abort(request)
         what = _what(request.method, body)
         if what in UNTOUCHED or request.method == "DELETE":
             return await self._forward(request, body, what, cut=False)
@@ -145,14 +177,18 @@ class FaultProxy:
                     return web.Response(status=answer.status, body=await answer.read(), headers=headers)
                 stream = web.StreamResponse(status=answer.status, headers=headers)
                 await stream.prepare(request)
+                self._streams[id(request)] = request
                 cut_after = self._random.uniform(0.2, 3.0) if cut else None
                 loop = asyncio.get_running_loop()
                 began = loop.time()
-                async for chunk in answer.content.iter_any():
-                    await stream.write(chunk)
-                    if cut_after is not None and loop.time() - began > cut_after:
-                        self.injected["cut_stream"] += 1
-                        return _abort(request)
+                try:
+                    async for chunk in answer.content.iter_any():
+                        await stream.write(chunk)
+                        if cut_after is not None and loop.time() - began > cut_after:
+                            self.injected["cut_stream"] += 1
+                            return _abort(request)
+                finally:
+                    self._streams.pop(id(request), None)
                 return stream
         except (aiohttp.ClientError, TimeoutError):
             # the server is away (a restart): as a gateway says so
