@@ -69,7 +69,7 @@ def _latencies(handles):
 CONNECT = "%mcp_connect --dialect 2025-11-25 {name} {url}"
 
 WAIT = """
-await asyncio.wait_for(asyncio.gather(*(asyncio.shield(h._future) for h in {handles}.values()),
+await asyncio.wait_for(asyncio.gather(*(h.wait() for h in {handles}.values()),
                                       return_exceptions=True), {timeout})
 """
 

@@ -94,7 +94,7 @@ DISCONNECT = 'await _rt.disconnect("demo")'
 
 STOP = """
 await asyncio.gather(*(_h.cancel() for _h in _bench if not _h.done()), return_exceptions=True)
-await asyncio.wait_for(asyncio.gather(*(asyncio.shield(_h._future) for _h in _bench), return_exceptions=True), 60)
+await asyncio.wait_for(asyncio.gather(*(_h.wait() for _h in _bench), return_exceptions=True), 60)
 """
 
 

@@ -31,6 +31,7 @@ from _common import Row, demo_server, emit, parser
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.protocol.task_state import TaskState
+from mcp_tasks_jupyter.tasks.control import control_of
 from mcp_tasks_jupyter.tasks.handle import TaskHandle
 
 TARGET_BYTES = 20 * 1024
@@ -58,10 +59,10 @@ def _handles(client, n: int, prefix: str, *, poll: bool) -> list[TaskHandle]:
     made = []
     for i in range(n):
         handle = lifecycle._new_handle("slow_compute", None, runs_as_task=True, token=f"bench-{prefix}-{i}")
-        handle.named(f"{prefix}-{i:08d}-0000-0000-0000-000000000000")
+        control_of(handle).named(f"{prefix}-{i:08d}-0000-0000-0000-000000000000")
         lifecycle.tasks[handle.task_id] = handle
         if poll:
-            handle.apply(TaskState(handle.task_id, "working", poll_interval_ms=PARKED_MS))
+            control_of(handle).apply(TaskState(handle.task_id, "working", poll_interval_ms=PARKED_MS))
             lifecycle._run(handle, lifecycle._poll(handle))
         made.append(handle)
     return made

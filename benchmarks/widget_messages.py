@@ -41,7 +41,7 @@ _h.on_change(lambda _: _changes.__setitem__(0, _changes[0] + 1))
 """
 
 FINISH = """
-await asyncio.wait_for(asyncio.shield(_h._future), {timeout})
+await asyncio.wait_for(_h.wait(), {timeout})
 await asyncio.sleep(0.5)  # anything still queued for the widget goes out
 _span = (datetime.fromisoformat(_h.last_updated_at.replace("Z", "+00:00"))
          - datetime.fromisoformat(_h.created_at.replace("Z", "+00:00"))).total_seconds()

@@ -1,6 +1,6 @@
 """Objects change their own state: no code of the package reaches into another object's underscores,
-imports another module's underscore names, or writes a task handle's state (``TaskHandle``'s
-methods are the one way in). Read from the source (ast), so a new reach fails here."""
+imports another module's underscore names, or writes a task handle's state (its ``TaskControl``,
+``tasks/control.py``, is the one way in). Read from the source (ast), so a new reach fails here."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_tasks_jupyter"
 ALLOWED: dict[tuple[str, str], str] = {
     # namedtuple's public API is underscored so that it cannot clash with a field's name
     ("demo/auth_server.py", "_replace"): "urllib's SplitResult is a namedtuple: _replace is its public API",
+    # the handle makes its control and keeps it out of its users' sight; this one function hands it to the
+    # parts that drive a task (the lifecycle, the pollers, the dialects, the runtime)
+    ("tasks/control.py", "_control"): "control_of is the one door to a handle's TaskControl",
 }
 #: Underscored names that are public by convention (the dunders and IPython's display hooks).
 CONVENTION = ("__",)

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_tasks_jupyter.errors import TaskCancelled
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
+from mcp_tasks_jupyter.tasks.control import control_of
 from mcp_tasks_jupyter.tasks.handle import HandleControls, TaskHandle
 from mcp_tasks_jupyter.tasks.results import ToolResult
 
@@ -26,19 +27,19 @@ def handle(arguments: dict[str, Any], *, tool: str = "slow_compute") -> TaskHand
     """A handle made in the test's event loop (its future belongs to the loop)."""
     controls = HandleControls(_no_op, lambda: False)
     made = TaskHandle("demo", tool, arguments, runs_as_task=True, progress_token="p", controls=controls)
-    made.named("task-id-123")
+    control_of(made).named("task-id-123")
     return made
 
 
 def cancelled(label: str) -> TaskHandle:
     made = handle({"seconds": 40, "steps": 20, "label": label})
-    made.settle(error=TaskCancelled("Cancelled by request", server="demo", task_id="task-id-123"))
+    control_of(made).settle(error=TaskCancelled("Cancelled by request", server="demo", task_id="task-id-123"))
     return made
 
 
 def completed(arguments: dict[str, Any], text: str) -> TaskHandle:
     made = handle(arguments)
-    made.settle(ToolResult.from_wire({"content": [{"type": "text", "text": text}]}))
+    control_of(made).settle(ToolResult.from_wire({"content": [{"type": "text", "text": text}]}))
     return made
 
 
@@ -76,10 +77,12 @@ async def test_a_compact_summary_is_one_line_as_the_live_view_was() -> None:
 @pytest.mark.parametrize("compact", [False, True])
 async def test_the_questions_asked_and_the_answers_given_are_kept(compact: bool) -> None:
     made = handle({"topic": "tides"}, tool="research")
-    made.question_answered("Which depth?", "answers", "accept", {"depth": 2, "api_token": "abc123"})
-    made.question_answered("Go on with <b>tides</b>?", "person", "decline")
-    made.question_answered("Pick one", "person", "accept", {"choice": "<img src=x onerror=alert(1)>"})
-    made.settle(ToolResult.from_wire({"content": [{"type": "text", "text": "Research report: tides"}]}))
+    control_of(made).question_answered("Which depth?", "answers", "accept", {"depth": 2, "api_token": "abc123"})
+    control_of(made).question_answered("Go on with <b>tides</b>?", "person", "decline")
+    control_of(made).question_answered("Pick one", "person", "accept", {"choice": "<img src=x onerror=alert(1)>"})
+    control_of(made).settle(
+        ToolResult.from_wire({"content": [{"type": "text", "text": "Research report: tides"}]})
+    )
     bundle = summary_bundle(made, compact=compact)
     assert bundle["text/plain"].splitlines() == [
         "research topic=tides on demo: completed — Research report: tides",

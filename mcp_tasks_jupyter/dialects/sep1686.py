@@ -28,6 +28,7 @@ from ..errors import (
 from ..protocol import jsonrpc, tasks_sep1686 as wire
 from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, SUBMITTED, TaskState
 from ..protocol.types import Tool
+from ..tasks.control import control_of
 from ..tasks.results import ToolResult
 from .base import Answers, TaskDialect, TaskEvents
 
@@ -94,20 +95,20 @@ class Sep1686Dialect(TaskDialect):
         draft = _Draft(call, handle=handle)
         self._drafts[task_id] = draft
         if handle is not None:
-            handle.named(task_id)  # a question can name the task before its creation is confirmed
+            control_of(handle).named(task_id)  # a question can name the task before its creation is confirmed
         try:
             created = await self._race(task_id, draft)
         except BaseException:
             self._drafts.pop(task_id, None)
             if handle is not None:
-                handle.named(None)
+                control_of(handle).named(None)
             if not call.done():
                 call.cancel()
             raise
         if created is None:  # the answer won: the server ran it as an ordinary call
             self._drafts.pop(task_id, None)
             if handle is not None:
-                handle.named(None)
+                control_of(handle).named(None)
             return self.tool_result(call.result(), "tools/call")
         call.add_done_callback(lambda c: self._answered(task_id, c))
         return created

@@ -472,10 +472,9 @@ class MCPMagics(Magics):
             target, fresh = found
             if fresh and not target.done():
                 display.show_task(target)
-            result = await target
             if ref.out is not None:
-                user_ns[ref.out] = result
-            return result
+                bind_when_done(user_ns, ref.out, target)  # the one place -o VAR is bound
+            return await target
 
         return Pending(what, self._job(find(), "mcp-result"), collect, redact=runtime.redact)
 

@@ -30,6 +30,7 @@ from ..oauth.sign_in import Relay
 from ..protocol.task_state import question_task_id
 from ..redact import register_all, safe_url, scrub, scrub_values
 from ..session.background import Background
+from ..tasks.control import control_of
 from ..tasks.handle import TaskHandle
 from .magic_args import NAME_RE
 from .sign_in import notebook_hook, wants_oauth
@@ -269,7 +270,7 @@ class Runtime:
     ) -> TaskHandle:
         handle = await client.start_task(tool, arguments, ttl=ttl, answers=answers, cache=cache)
         if out is not None:
-            handle.output_to(out)  # the task's index record hears it as a change
+            control_of(handle).output_to(out)  # the task's index record hears it as a change
         return self.track(handle)
 
     def resume(self, server: str | None = None) -> list[TaskHandle]:

@@ -20,6 +20,7 @@ from ..protocol.task_state import tag_question
 from ..protocol.types import CreateMessageRequestParams, ElicitRequestParams
 from ..session.session import HandlerError, Session
 from ..tasks import elicitation
+from ..tasks.control import control_of
 from ..tasks.handle import TaskHandle
 from .lifecycle import ended_reason
 
@@ -69,12 +70,12 @@ class Answerer:
         if handler is None:
             return _answered(handle, parsed.message, source, {"action": "decline"})
         if handle is not None:
-            handle.question_opened(key, {"method": "elicitation/create", "params": params})
+            control_of(handle).question_opened(key, {"method": "elicitation/create", "params": params})
         try:
             answer = await handler(params)
         finally:
             if handle is not None:
-                handle.question_closed(key)
+                control_of(handle).question_closed(key)
         if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
             raise HandlerError(
                 -32603,
@@ -129,5 +130,5 @@ class Answerer:
 
 def _answered(handle: TaskHandle | None, message: str, source: str, answer: dict[str, Any]) -> dict[str, Any]:
     if handle is not None:
-        handle.question_answered(message, source, answer["action"], answer.get("content"))
+        control_of(handle).question_answered(message, source, answer["action"], answer.get("content"))
     return answer

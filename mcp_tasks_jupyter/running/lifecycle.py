@@ -43,6 +43,7 @@ from ..protocol.task_state import INPUT_REQUIRED, TERMINAL, TaskState
 from ..protocol.types import Tool
 from ..redact import scrub_data
 from ..session.session import HandlerError, Session
+from ..tasks.control import control_of
 from ..tasks.handle import HandleControls, TaskHandle
 from ..tasks.results import ToolResult
 from .poll_clock import PollClock
@@ -150,7 +151,7 @@ class TaskLifecycle:
 
     def sending(self, handle: TaskHandle) -> None:
         """A queued handle is about to be sent: from now on it is ``working`` (its clock starts)."""
-        handle.sent(self.session.generation, as_task=handle.runs_as_task, answers=handle.answers)
+        control_of(handle).sent(self.session.generation, as_task=handle.runs_as_task, answers=handle.answers)
 
     async def start(
         self,
@@ -168,9 +169,9 @@ class TaskLifecycle:
         # Where the server decides, the handle is an ordinary call until the answer says "task".
         if handle is None:
             handle = self._new_handle(spec.name, args, runs_as_task=as_task and not decides)
-        handle.sent(self.session.generation, as_task=as_task and not decides, answers=answers)
+        control_of(handle).sent(self.session.generation, as_task=as_task and not decides, answers=answers)
         token = handle.progress_token
-        self.session.add_progress_listener(token, handle.progress_reported)
+        self.session.add_progress_listener(token, control_of(handle).progress_reported)
         if not as_task:
             self.calls.add(handle)
             self._run(
@@ -197,10 +198,10 @@ class TaskLifecycle:
             self._creating -= 1
         if isinstance(created, ToolResult):  # the server ran it inline
             self.calls.add(handle)
-            handle.ran_inline()
+            control_of(handle).ran_inline()
             self.finish(handle, created)
             return
-        handle.apply(created)
+        control_of(handle).apply(created)
         self._track(created.task_id, handle)
         self._run(handle, self._poll(handle))
 
@@ -255,7 +256,7 @@ class TaskLifecycle:
             return
         self.calls.discard(handle)
         self._track(outcome.task_id, handle)
-        handle.became_task(outcome)
+        control_of(handle).became_task(outcome)
         await self._poll(handle)
 
     async def plain_call(
@@ -320,7 +321,7 @@ class TaskLifecycle:
         if existing is not None:
             return existing
         handle = self._new_handle(tool, None, runs_as_task=True)
-        handle.named(task_id)
+        control_of(handle).named(task_id)
         self.tasks[task_id] = handle
         self._run(handle, self._poll(handle, poll_now=True))
         return handle
@@ -337,7 +338,7 @@ class TaskLifecycle:
         except ValueError:
             return None
         handle = self._new_handle(tool, args, runs_as_task=False)
-        handle.from_cache(result, record.id, record.created_at)
+        control_of(handle).from_cache(result, record.id, record.created_at)
         return handle
 
     def resume(self, target: str, notebook: str | None, *, stdio: bool) -> list[TaskHandle]:
@@ -355,7 +356,7 @@ class TaskLifecycle:
             known = record.task_id in self.tasks
             handle = self.attach(record.task_id, tool=record.tool)
             if not known:
-                handle.resumed_from(record.id, record.arguments, record.out_var)
+                control_of(handle).resumed_from(record.id, record.arguments, record.out_var)
                 self._follow(handle, Recorder(self.index, record.id))
             handles.append(handle)
         return handles
@@ -380,7 +381,7 @@ class TaskLifecycle:
         )
         if row is None:
             return
-        handle.recorded(row)
+        control_of(handle).recorded(row)
         self._follow(handle, Recorder(self.index, row))
 
     @staticmethod
@@ -418,7 +419,7 @@ class TaskLifecycle:
         handle = self.tasks.get(task_id) or self.dialect.creating(task_id)
         if handle is None:
             return
-        handle.apply(state)
+        control_of(handle).apply(state)
         poller = self._pollers.get(handle)
         if poller is not None and self.dialect.push_live(handle):
             # Its changes come by push: polls become a safety net, counted from this news.
@@ -445,7 +446,7 @@ class TaskLifecycle:
         """A log notification, of ``handle``'s task or (None) of the connection."""
         params = scrub_data(params)  # the server may echo a secret it was given
         if handle is not None:
-            handle.logged(params)
+            control_of(handle).logged(params)
         else:
             self.logs.append(params)
 
@@ -481,7 +482,7 @@ class TaskLifecycle:
     def connection_changed(self) -> None:
         """Reconnecting started or ended: every unfinished task's view says so."""
         for handle in list(self.tasks.values()):
-            handle.changed()
+            control_of(handle).changed()
 
     def connection_lost(self) -> None:
         """Pollers notice on their next request; wake them so nobody waits a whole poll interval."""
@@ -494,14 +495,14 @@ class TaskLifecycle:
         self, handle: TaskHandle, result: ToolResult | None = None, error: BaseException | None = None
     ) -> None:
         """End ``handle`` with its result or error (once), then release it."""
-        if handle.settle(result, error):
+        if control_of(handle).settle(result, error):
             self.release(handle)
-            handle.changed()
+            control_of(handle).changed()
 
     def release(self, handle: TaskHandle) -> None:
         """The handle is finished: drop every reference the connection kept for it."""
         self.session.remove_progress_listener(handle.progress_token)
-        for request_id in handle.open_questions_dropped():
+        for request_id in control_of(handle).open_questions_dropped():
             # A finished task's question is stale: the server hears so instead of an answer.
             self.session.refuse_serving(request_id, ended_reason(handle.task_id, handle.server_status))
         if handle.task_id is not None:
@@ -531,7 +532,7 @@ class TaskLifecycle:
             except MCPError:
                 state = None  # the poller will see it
         if state is not None:
-            handle.apply(state)
+            control_of(handle).apply(state)
         self.wake(handle)  # the poller ends a task the answer made terminal, now
 
     def withdraw(self, handle: TaskHandle) -> None:

@@ -36,6 +36,7 @@ from ..errors import (
     TaskNotFound,
 )
 from ..protocol.task_state import INPUT_REQUIRED, TERMINAL
+from ..tasks.control import control_of
 from ..tasks.handle import TaskHandle
 
 if TYPE_CHECKING:
@@ -63,10 +64,11 @@ MAX_BACKOFF_S = 30.0
 class Poller:
     """Follows one task until it ends (see the module docstring)."""
 
-    __slots__ = ("_lifecycle", "_wake", "handle", "pushed_at")
+    __slots__ = ("_control", "_lifecycle", "_wake", "handle", "pushed_at")
 
     def __init__(self, lifecycle: TaskLifecycle, handle: TaskHandle) -> None:
         self.handle = handle
+        self._control = control_of(handle)  # what each poll's answer is told to
         self._lifecycle = lifecycle
         self._wake = asyncio.Event()
         #: When the last push about the task came, while its pushes are trusted (None: polls pace it).
@@ -117,7 +119,7 @@ class Poller:
                     assert handle.task_id is not None
                     last_poll = loop.time()
                     seen = handle.server_status, handle.status_message
-                    handle.apply(await dialect.get(handle.task_id))
+                    self._control.apply(await dialect.get(handle.task_id))
                     if (handle.server_status, handle.status_message) != seen:
                         lifecycle.distrust(self)  # a change no push brought: the channel fell silent
                     failures = 0

@@ -10,6 +10,7 @@ import pytest
 from mcp_tasks_jupyter.protocol.task_state import TaskState
 from mcp_tasks_jupyter.running.poll_clock import PollClock
 from mcp_tasks_jupyter.running.poller import FIRST_POLL_SPREAD
+from mcp_tasks_jupyter.tasks.control import control_of
 from tests.support import eventually
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +66,7 @@ async def test_a_poller_whose_task_ended_before_it_sleeps_does_not_sleep(connect
     async with connect_demo("--poll-interval", "60000") as client:
         handle = await client.start_task("slow_compute", {"seconds": 600, "steps": 2})
         assert handle.task_id is not None
-        handle.apply(TaskState(handle.task_id, "completed"))  # as a push would, between two sleeps
+        control_of(handle).apply(TaskState(handle.task_id, "completed"))  # as a push would, between two sleeps
         sleeping = asyncio.create_task(
             client.lifecycle._pollers[handle].sleep_until(asyncio.get_running_loop().time(), 0.0)
         )

@@ -25,6 +25,7 @@ from mcp_tasks_jupyter.errors import MCPError
 from mcp_tasks_jupyter.protocol import bounds, jsonrpc, tasks_2025, tasks_ext, tasks_sep1686
 from mcp_tasks_jupyter.protocol.task_state import SERVER_STATUSES, TaskState, _checked_task, parse_task
 from mcp_tasks_jupyter.session.session import Session
+from mcp_tasks_jupyter.tasks.control import control_of
 from mcp_tasks_jupyter.transport.base import Transport
 
 FAST = settings(
@@ -526,9 +527,9 @@ async def _feed(raw: list[bytes]) -> None:
     session = Session(MemoryTransport(), name="random-server", request_timeout=5)
     client = Client(session, Core2025Dialect(session), elicitation_handler=None, sampling_handler=None)
     handle = client.lifecycle._new_handle("job", {}, runs_as_task=True, token=TOKEN)
-    handle.named("t1")
+    control_of(handle).named("t1")
     client.tasks["t1"] = handle
-    session.add_progress_listener(TOKEN, handle.progress_reported)
+    session.add_progress_listener(TOKEN, control_of(handle).progress_reported)
     pending = [
         asyncio.ensure_future(session.request("tasks/get", {"taskId": "t1"}, timeout=None)) for _ in range(4)
     ]

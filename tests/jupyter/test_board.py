@@ -53,7 +53,7 @@ async def test_1000_tasks_stay_compact_and_a_burst_of_1000_rows_is_one_update(co
         assert len(board.rows) == 1000 and board.total == 1000
         # named fields (view.board_row): ~280 bytes a row, the arguments' label ("args") included
         assert len(json.dumps(board.rows)) < 340_000
-        await asyncio.wait_for(asyncio.gather(*(asyncio.shield(t._future) for t in tasks)), 120)
+        await asyncio.wait_for(asyncio.gather(*(t.wait() for t in tasks)), 120)
         await asyncio.sleep(2 * BOARD_INTERVAL)
         took = time.monotonic() - start
         assert len(updates) <= took / BOARD_INTERVAL + 2, (len(updates), took)
@@ -129,7 +129,7 @@ async def test_while_the_rows_stay_the_same_ones_only_those_that_changed_are_sen
         assert [m for m in updates.sent[len(running) :] if m["method"] == "update" and "rows" in m["state"]]
 
         # When the last task ends every row goes in a state update (nbclient and papermill save those).
-        await asyncio.wait_for(asyncio.gather(*(asyncio.shield(t._future) for t in tasks)), WAIT)
+        await asyncio.wait_for(asyncio.gather(*(t.wait() for t in tasks)), WAIT)
         await asyncio.sleep(2 * BOARD_INTERVAL)
         last = updates.sent[-1]
         assert last["method"] == "update"

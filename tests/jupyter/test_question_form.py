@@ -27,6 +27,7 @@ from mcp_tasks_jupyter.jupyter.widgets.question_form import QuestionWidget, chec
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.protocol.jsonrpc import Notification, Request
 from mcp_tasks_jupyter.protocol.task_state import TaskState
+from mcp_tasks_jupyter.tasks.control import control_of
 from mcp_tasks_jupyter.views import render
 from tests.support import demo_stdio_argv, eventually
 from tests.support.paths import REPO_ROOT
@@ -173,9 +174,11 @@ async def test_the_form_has_the_fields_of_the_demo_question(nb):
     # the board and the saved summary say that the task waits for input
     assert "input" in board_row(0, task)["message"]
     said = task.status_message
-    task.apply(TaskState(task.task_id, task.status, None, ttl_ms=task.ttl_ms))  # a server that says nothing itself
+    control_of(task).apply(
+        TaskState(task.task_id, task.status, None, ttl_ms=task.ttl_ms)
+    )  # a server that says nothing itself
     assert board_row(0, task)["message"] == f"waiting for input: {form['message']}"
-    task.apply(TaskState(task.task_id, task.status, said, ttl_ms=task.ttl_ms))
+    control_of(task).apply(TaskState(task.task_id, task.status, said, ttl_ms=task.ttl_ms))
     assert f"waiting for input: {render._esc(form['message'])}" in render.task_html(task)
     await task.cancel()
 

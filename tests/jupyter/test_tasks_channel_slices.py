@@ -12,6 +12,7 @@ import pytest
 
 from mcp_tasks_jupyter.jupyter.comm import ENTRIES_PER_SLICE, TasksChannel
 from mcp_tasks_jupyter.jupyter.runtime import Runtime
+from mcp_tasks_jupyter.tasks.control import control_of
 from mcp_tasks_jupyter.tasks.handle import HandleControls, TaskHandle
 
 pytestmark = pytest.mark.anyio
@@ -90,7 +91,7 @@ async def test_an_update_of_many_tasks_is_made_a_slice_per_loop_pass():
 
     # Later changes: one update with just those tasks, and of each only what changed.
     for k, handle in enumerate(handles[:3]):
-        handle.progress_reported({"progress": k + 1, "total": 10})
+        control_of(handle).progress_reported({"progress": k + 1, "total": 10})
     await sent(frontend, 2)
     assert frontend.updates()[1]["tasks"] == []
     assert frontend.updates()[1]["changes"] == [
@@ -112,7 +113,7 @@ async def test_a_snapshot_while_an_update_is_made_leaves_no_older_entry_after_it
     handles = tracked(runtime, TASKS)
     channel._coalescer.request(now=True)
     await asyncio.sleep(0)  # part of the update is made ...
-    handles[0].progress_reported({"progress": 5, "total": 10})
+    control_of(handles[0]).progress_reported({"progress": 5, "total": 10})
     channel.opened_by_frontend(new, {})  # ... when a front-end arrives and gets a snapshot
     assert new.received[0]["type"] == "snapshot" and new.received[0]["tasks"][0]["progress"] == 5
     await sent(old, 1)
@@ -123,7 +124,7 @@ async def test_a_snapshot_while_an_update_is_made_leaves_no_older_entry_after_it
     assert all(t["progress"] == 5 for d in new.updates() for t in d["tasks"] if t["key"] == "t1")
     # After the snapshot every entry goes whole once (the old front-end was never sent the
     # snapshot's), then only changes.
-    handles[0].progress_reported({"progress": 6, "total": 10})
+    control_of(handles[0]).progress_reported({"progress": 6, "total": 10})
     await sent(old, 2)
     assert [c for d in old.updates()[1:] for c in d["changes"]] == [{"key": "t1", "progress": 6}]
     for frontend in (old, new):
@@ -140,10 +141,10 @@ async def test_a_front_end_that_missed_a_change_is_never_left_with_a_field_only_
     channel._coalescer.request(now=True)
     await sent(old, 1)
     assert old.tasks()["t1"]["needs_input"] is False
-    handle.question_opened(1, {"message": "which?"})
+    control_of(handle).question_opened(1, {"message": "which?"})
     channel.opened_by_frontend(new, {})  # snapshot: it needs input; the old front-end still says no
-    handle.question_closed(1)
-    handle.progress_reported({"progress": 3, "total": 10})
+    control_of(handle).question_closed(1)
+    control_of(handle).progress_reported({"progress": 3, "total": 10})
     channel._coalescer.request(now=True)
     await sent(old, 2)
     for frontend in (old, new):

@@ -16,6 +16,7 @@ import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.jupyter.widgets import BoardWidget, TaskWidget, bind
 from mcp_tasks_jupyter.jupyter.widgets.board_widget import BOARD_INTERVAL
 from mcp_tasks_jupyter.jupyter.widgets.task_widget import UPDATE_INTERVAL
+from mcp_tasks_jupyter.tasks.control import control_of
 from tests.support import eventually
 
 from .conftest import HOSTILE, WAIT, demo_client
@@ -58,7 +59,7 @@ async def test_widget_follows_a_task_to_its_result(demo, count_updates):
     json.dumps([m["state"] for m in updates.messages])  # everything sent is plain JSON
     await asyncio.sleep(3 * UPDATE_INTERVAL)
     assert len(updates) == sent  # nothing after the end: unsubscribed
-    assert task._callbacks == []
+    assert task._s.callbacks == []  # unsubscribed from the handle too
     assert widget._repr_mimebundle_()[0]["text/plain"] == "<TaskHandle slow_compute on demo: completed>"
 
 
@@ -196,7 +197,9 @@ async def test_500_changes_over_two_seconds_are_coalesced_and_the_last_one_is_ex
     updates = count_updates(widget)
     start = time.monotonic()
     for i in range(1, 501):
-        task.progress_reported({"progress": i, "total": 500, "message": f"p{i}"})  # as notifications arrive
+        control_of(task).progress_reported(
+            {"progress": i, "total": 500, "message": f"p{i}"}
+        )  # as notifications arrive
         await asyncio.sleep(0.004)
     await asyncio.sleep(2 * UPDATE_INTERVAL)
     took = time.monotonic() - start
@@ -216,7 +219,7 @@ async def test_a_burst_in_one_tick_is_one_message(demo, count_updates):
     await asyncio.sleep(2 * UPDATE_INTERVAL)
     before = len(updates)
     for i in range(1000):
-        task.progress_reported({"progress": i, "total": 1000})
+        control_of(task).progress_reported({"progress": i, "total": 1000})
     await asyncio.sleep(2 * UPDATE_INTERVAL)
     assert len(updates) == before + 1 and widget.progress == [999.0, 1000.0, None]
     await task.cancel()
@@ -235,7 +238,7 @@ async def test_board_follows_500_tasks_with_a_few_messages_a_second(count_update
         board = BoardWidget(tasks)
         updates = count_updates(board)
         assert len(board.rows) == 500 and board.total == 500
-        await asyncio.wait_for(asyncio.gather(*(asyncio.shield(t._future) for t in tasks)), 60)
+        await asyncio.wait_for(asyncio.gather(*(t.wait() for t in tasks)), 60)
         await asyncio.sleep(2 * BOARD_INTERVAL)
         took = time.monotonic() - start
         assert len(updates) <= took / BOARD_INTERVAL + 2, (len(updates), took)
