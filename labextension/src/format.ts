@@ -2,7 +2,7 @@
 
 /**
  * `0.4 s`, `12.3 s`, `4 min 05 s`, `2 h 03 min`: the kernel's
- * `render.format_duration`, to the digit (a negative or non-finite time is 0).
+ * `views/text.py`'s `format_duration`, to the digit (a negative or non-finite time is 0).
  */
 export function formatDuration(seconds: number): string {
   const s = Number.isFinite(seconds) ? Math.max(0, seconds) : 0;

@@ -25,12 +25,16 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { CellLocator } from './cells';
 import { inMagic, SELECT_COMMAND, SingleCandidate } from './completion';
-import { drawMissingWidgets } from './fallback';
 import { tasksIcon } from './icon';
 import { TaskNotifier } from './notify';
 import { readPolicy } from './policy';
 import { ITaskRegistry, TaskRegistry } from './registry';
-import { guardWidgetViews, notebookSite, WidgetModels } from './savedviews';
+import {
+  drawMissingWidgets,
+  guardWidgetViews,
+  notebookSite,
+  WidgetModels
+} from './savedviews';
 import { SIDEBAR_ID, TasksSidebar } from './sidebar';
 import { TasksStatus } from './statusbar';
 

@@ -1,21 +1,35 @@
 /**
- * A task's saved widget view whose model the kernel no longer has is drawn as the summary saved in
- * the same output, without asking ipywidgets: ipywidgets' renderer would log
- * "Error: widget model not found" in the browser's console for each one (50 for a notebook of 50
- * tasks) before `fallback.ts` could draw the summary over its failure text.
+ * A task's saved view: its output holds its live widget and its static summary
+ * (`display.show_task`; a board's and a batch's too). A notebook reopened
+ * without the kernel that drew the widget cannot draw it; this module draws the
+ * output's own summary in its place, by one path (`drawSummary`: the notebook's
+ * HTML renderer, sanitized unless the output is trusted, as any HTML output).
+ * Only outputs whose HTML is one of ours are touched (`summaryOf`: `mtj-summary`,
+ * `mtj-task`, `mtj-compact-summary`, `mtj-batch-summary`, `mtj-board-summary`).
+ * It gets there two ways:
  *
- * JupyterLab keeps one renderer factory per mime type, so this does not add a factory next to
- * ipywidgets': it wraps whichever factory the notebook's rendermime holds for the widget-view mime
- * type (again after ipywidgets puts its own in place once the kernel is known). Each renderer is
- * still ipywidgets' own (its manager finds and serves it as before); only its `renderModel` first
- * looks at the output: one of ours (`summaryOf`) whose model id the kernel lacks gets the summary,
- * through the notebook's HTML renderer (sanitized unless the output is trusted). Everything else,
- * and every case this cannot decide (no answer from the kernel in time), goes to ipywidgets.
- *
- * Whether the kernel has a model: a widget's model id is its comm's id. The kernel connection knows
- * the comms opened while this page follows it (`hasComm`, so a live output is decided at once); for
- * a saved output the kernel is asked once for its widget comms (`comm_info_request`, the request
- * ipywidgets' manager sends to restore the widgets of a reopened notebook).
+ * - before ipywidgets tries (`guardWidgetViews`): a view whose model the kernel
+ *   lacks is drawn as its summary without asking ipywidgets, whose renderer
+ *   would log "Error: widget model not found" in the browser's console for each
+ *   one (50 for a notebook of 50 tasks). JupyterLab keeps one renderer factory
+ *   per mime type, so this does not add a factory next to ipywidgets': it wraps
+ *   whichever factory the notebook's rendermime holds for the widget-view mime
+ *   type (again after ipywidgets puts its own in place once the kernel is
+ *   known). Each renderer is still ipywidgets' own (its manager finds and serves
+ *   it as before); only its `renderModel` first looks at the output. Everything
+ *   else, and every case this cannot decide (no answer from the kernel in time),
+ *   goes to ipywidgets. Whether the kernel has a model: a widget's model id is
+ *   its comm's id. The kernel connection knows the comms opened while this page
+ *   follows it (`hasComm`, so a live output is decided at once); for a saved
+ *   output the kernel is asked once for its widget comms (`comm_info_request`,
+ *   the request ipywidgets' manager sends to restore a reopened notebook's
+ *   widgets);
+ * - after, for whatever gets past that (`drawMissingWidgets`): an output that
+ *   shows the widget manager's "Error displaying widget: model not found" (or
+ *   "Loading widget..." for longer than LOADING_GRACE_MS) gets its summary. A
+ *   widget that does appear later replaces the summary (the widget manager
+ *   clears the node before it adds the view), and a failure the manager writes
+ *   over it later is replaced by the summary again.
  */
 
 import type { NotebookPanel } from '@jupyterlab/notebook';
@@ -23,17 +37,84 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel } from '@jupyterlab/services';
 
-import { summaryOf } from './fallback';
-
 export const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
 const WIDGET_TARGET = 'jupyter.widget';
 /** How long the kernel may take to list its widget comms (it answers between cells). */
 export const COMM_INFO_MS = 10000;
 /** How long a notebook's kernel may take to be known (started or chosen) before ipywidgets decides. */
 export const READY_MS = 30000;
+/** How long "Loading widget..." may stay before the summary is drawn (a live widget takes less). */
+export const LOADING_GRACE_MS = 3000;
+const MISSING = /^Error displaying widget(: model not found)?$/;
 const LOADING = 'Loading widget...';
 const TITLE =
   'the saved summary of this task (its live widget needs the kernel that drew it)';
+// A task's summary (`mtj-summary` once it ended, `mtj-task` while it ran, `mtj-compact-summary` for a
+// task shown on one line), a board's, a batch's.
+const OURS =
+  /^<div class="mtj-(summary|task|compact-summary|board-summary|batch-summary)"/;
+
+/** The output's static summary if the output is a task's (or a board's) and has one. */
+export function summaryOf(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null) {
+    return null;
+  }
+  const bundle = data as Record<string, unknown>;
+  const html = bundle['text/html'];
+  if (
+    !(WIDGET_VIEW in bundle) ||
+    typeof html !== 'string' ||
+    !OURS.test(html)
+  ) {
+    return null;
+  }
+  return html;
+}
+
+/** Where a summary goes: a renderer's node, and the renderer when it is a panel (ipywidgets'). */
+interface ISummaryHost {
+  readonly node: HTMLElement;
+  addWidget?: (widget: IRenderMime.IRenderer) => void;
+}
+
+/**
+ * The one way a saved view is drawn: `html` through the notebook's HTML renderer, then in place of
+ * what `host` shows (a panel's child when `host` is one), titled. `overDrawn` false: only if nothing
+ * else was drawn in `host` meanwhile (null then). While it renders, `host` is marked as being drawn.
+ */
+export async function drawSummary(
+  rendermime: IRenderMimeRegistry,
+  host: ISummaryHost,
+  html: string,
+  trusted: boolean,
+  overDrawn = true
+): Promise<IRenderMime.IRenderer | null> {
+  const node = host.node;
+  node.dataset.mtjFallback = 'drawing';
+  const summary = rendermime.createRenderer('text/html');
+  try {
+    await summary.renderModel({
+      trusted,
+      data: { 'text/html': html },
+      metadata: {},
+      setData: () => undefined
+    });
+  } finally {
+    delete node.dataset.mtjFallback;
+  }
+  if (!overDrawn && node.children.length) {
+    summary.dispose();
+    return null;
+  }
+  node.textContent = '';
+  node.title = TITLE;
+  if (typeof host.addWidget === 'function') {
+    host.addWidget(summary); // ipywidgets' renderer is a panel: the summary is its child
+  } else {
+    node.append(summary.node);
+  }
+  return summary;
+}
 
 /** What this module asks of a kernel connection. */
 export type IWidgetKernel = Pick<
@@ -246,26 +327,107 @@ async function missing(
   return (await models.has(kernel, id)) === false;
 }
 
-async function drawSummary(
-  rendermime: IRenderMimeRegistry,
-  renderer: IRenderMime.IRenderer,
-  html: string,
-  trusted: boolean
-): Promise<IRenderMime.IRenderer> {
-  const summary = rendermime.createRenderer('text/html');
-  await summary.renderModel({
-    trusted,
-    data: { 'text/html': html },
-    metadata: {},
-    setData: () => undefined
+/** What `drawMissingWidgets` reads of a cell: its output area, when it is a code cell. */
+interface IOutputs {
+  readonly widgets: ReadonlyArray<{ readonly node: HTMLElement }>;
+  readonly model: {
+    readonly length: number;
+    get(index: number): { readonly data: unknown; readonly trusted: boolean };
+  };
+}
+
+/** Keep the outputs of `panel` drawn: a missing task widget shows its saved summary. */
+export function drawMissingWidgets(panel: NotebookPanel): void {
+  let scheduled = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const check = (): void => {
+    if (scheduled) {
+      return;
+    }
+    scheduled = true;
+    queueMicrotask(() => {
+      scheduled = false;
+      if (fill(panel, false) && !timer) {
+        timer = setTimeout(() => {
+          timer = null;
+          fill(panel, true);
+        }, LOADING_GRACE_MS);
+      }
+    });
+  };
+  const observer = new MutationObserver(check);
+  observer.observe(panel.content.node, {
+    childList: true,
+    subtree: true,
+    characterData: true
   });
-  renderer.node.textContent = '';
-  renderer.node.title = TITLE;
-  const panel = renderer as unknown as { addWidget?: (w: unknown) => void };
-  if (typeof panel.addWidget === 'function') {
-    panel.addWidget(summary); // ipywidgets' renderer is a panel: the summary is its child
-  } else {
-    renderer.node.append(summary.node);
+  check();
+  panel.disposed.connect(() => {
+    observer.disconnect();
+    if (timer) {
+      clearTimeout(timer);
+    }
+  });
+}
+
+/**
+ * Draw the summary of every output whose widget is missing; with `loading`, also of those still
+ * "Loading widget...". True when some output is still loading (worth a later look).
+ */
+export function fill(panel: NotebookPanel, loading: boolean): boolean {
+  let waiting = false;
+  for (const cell of panel.content.widgets) {
+    const outputs = (cell as unknown as { outputArea?: IOutputs }).outputArea;
+    if (!outputs || !outputs.model || !outputs.widgets) {
+      continue;
+    }
+    const count = Math.min(outputs.model.length, outputs.widgets.length);
+    for (let i = 0; i < count; i++) {
+      const node = failedWidgetNode(outputs.widgets[i].node, loading);
+      if (node === 'loading') {
+        waiting = true;
+        continue;
+      }
+      if (!node) {
+        continue;
+      }
+      const output = outputs.model.get(i);
+      const html = summaryOf(output.data);
+      if (html !== null) {
+        // Only if nothing else was drawn meanwhile. The widget manager may still write its failure
+        // over the summary (it was drawn over "Loading widget..."): the next look draws it again.
+        void drawSummary(
+          panel.content.rendermime,
+          { node },
+          html,
+          output.trusted,
+          false
+        );
+      }
+    }
   }
-  return summary;
+  return waiting;
+}
+
+/** The node of a widget renderer that shows only the manager's failure text, 'loading' or null. */
+function failedWidgetNode(
+  output: HTMLElement,
+  loading: boolean
+): HTMLElement | 'loading' | null {
+  for (const node of output.querySelectorAll<HTMLElement>(
+    '.jp-OutputArea-output'
+  )) {
+    // Drawn already (the summary, or a widget's view), or being drawn.
+    if (node.children.length || node.dataset.mtjFallback === 'drawing') {
+      continue;
+    }
+    const text = (node.textContent || '').trim();
+    if (MISSING.test(text)) {
+      return node;
+    }
+    if (text === LOADING) {
+      return loading ? node : 'loading';
+    }
+  }
+  return null;
 }

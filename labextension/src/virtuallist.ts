@@ -14,6 +14,14 @@
  * which keys to show, in order (`setKeys`, over its model, never the DOM), and
  * which changed (`invalidate`); redraws are coalesced to one per animation
  * frame (`schedule`), or done at once (`render`).
+ *
+ * The side panel's list is the plain case: rows are the scroller's children,
+ * two spacer elements around them. The board's table (`widgets/boardtable.ts`)
+ * sets the options a table needs: its rows go into a `container` (the
+ * `tbody`), the rows not drawn are given as the table's margins (`space`), the
+ * head above them is skipped (`lead`), rows that leave the view lend their
+ * elements to those that come in (`IRowRenderer.recycle`), and a page not laid
+ * out yet is drawn whole (`wholeWhileHidden`).
  */
 
 /** Draws one row; the list decides when. */
@@ -22,6 +30,11 @@ export interface IRowRenderer<R extends { readonly node: HTMLElement }> {
   create(key: string): R | null;
   /** Bring a row on screen up to date with the model. */
   update(row: R, key: string): void;
+  /**
+   * Draw `key` into `row`, which left the view (instead of `create`): for rows
+   * costly to build. Without it, rows that leave are dropped.
+   */
+  recycle?(row: R, key: string): void;
 }
 
 export interface IVirtualListOptions<R extends { readonly node: HTMLElement }> {
@@ -32,6 +45,19 @@ export interface IVirtualListOptions<R extends { readonly node: HTMLElement }> {
   estimate: number;
   /** Rows drawn beyond each edge of the view (default `OVERSCAN`). */
   overscan?: number;
+  /** Where the rows go (default: the scroller itself, between two spacers). */
+  container?: HTMLElement;
+  /**
+   * How the rows not drawn are stood for, px above and below the drawn ones
+   * (default: the heights of the two spacers). A table gives its margins.
+   */
+  space?: (above: number, below: number) => void;
+  /** Px of the scroller's content above the first row (a table's sticky head); default none. */
+  lead?: () => number;
+  /** Each row says where it is (`aria-posinset`, `aria-setsize`: a list's rows; default true). */
+  positions?: boolean;
+  /** While the scroller has no height (not laid out yet), draw every row: for a short list. */
+  wholeWhileHidden?: boolean;
 }
 
 /** Rows drawn above and below the view, so that a short scroll shows no gap. */
@@ -43,9 +69,22 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
     this._renderer = options.renderer;
     this._estimate = options.estimate;
     this._overscan = options.overscan ?? OVERSCAN;
-    this._before = spacer('before');
-    this._after = spacer('after');
-    this._scroller.append(this._before, this._after);
+    this._container = options.container ?? this._scroller;
+    this._lead = options.lead ?? (() => 0);
+    this._positions = options.positions ?? true;
+    this._wholeWhileHidden = options.wholeWhileHidden ?? false;
+    if (options.space) {
+      this._space = options.space;
+    } else {
+      const before = spacer('before');
+      const after = spacer('after');
+      this._container.append(before, after);
+      this._first = before;
+      this._space = (above, below) => {
+        setHeight(before, above);
+        setHeight(after, below);
+      };
+    }
     this._scroller.addEventListener('scroll', this._onScroll, {
       passive: true
     });
@@ -142,14 +181,15 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
     if (this.indexOf(key) < 0) {
       return null;
     }
+    const lead = this._lead();
     const top = this.offsetOf(key);
     const bottom = top + this._height(key);
     const view = this._scroller.clientHeight;
-    const scrollTop = this._scroller.scrollTop;
+    const scrollTop = this._top();
     if (top < scrollTop) {
-      this._scroller.scrollTop = top;
+      this._scroller.scrollTop = top + lead;
     } else if (bottom > scrollTop + view) {
-      this._scroller.scrollTop = Math.max(0, bottom - view);
+      this._scroller.scrollTop = Math.max(0, bottom - view + lead);
     }
     this.render();
     return this._drawn.get(key) ?? null;
@@ -169,6 +209,11 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
 
   private _onScroll = (): void => this.schedule();
 
+  /** Where the view starts, px from the top of the first row. */
+  private _top(): number {
+    return this._scroller.scrollTop - this._lead();
+  }
+
   private _height(key: string): number {
     return this._heights.get(key) ?? this._average();
   }
@@ -181,7 +226,7 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
 
   /** The first row in view and its offset, to hold it in place while heights change. */
   private _anchor(): { key: string; offset: number } | null {
-    const scrollTop = this._scroller.scrollTop;
+    const scrollTop = this._top();
     let offset = 0;
     for (const key of this._keys) {
       const height = this._height(key);
@@ -193,11 +238,15 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
     return null;
   }
 
-  /** Put the rows of the window in the DOM, in order, between the spacers. */
-  private _draw(): void {
+  /** `[start, end]`: the rows of the window, overscan included. */
+  private _window(): [number, number] {
     const keys = this._keys;
-    const scrollTop = this._scroller.scrollTop;
-    const bottom = scrollTop + this._scroller.clientHeight;
+    const view = this._scroller.clientHeight;
+    if (this._wholeWhileHidden && view <= 0) {
+      return [0, keys.length - 1];
+    }
+    const scrollTop = this._top();
+    const bottom = scrollTop + view;
     let offset = 0;
     let first = keys.length;
     let last = keys.length - 1;
@@ -221,24 +270,38 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
       keys.length - 1,
       Math.max(last, first) + this._overscan
     );
+    return [start, end];
+  }
 
+  /** Put the rows of the window in the DOM, in order (between the spacers). */
+  private _draw(): void {
+    const keys = this._keys;
+    const [start, end] = this._window();
     const wanted = new Set<string>();
     for (let i = start; i <= end; i++) {
       wanted.add(keys[i]);
     }
+    // Rows that leave: dropped, or kept for the rows that come in when the renderer recycles.
+    const free: R[] = [];
     for (const [key, row] of this._drawn) {
       if (!wanted.has(key)) {
-        this._drop(row);
+        if (this._renderer.recycle) {
+          free.push(row);
+        } else {
+          this._drop(row);
+        }
         this._drawn.delete(key);
         this._stale.delete(key);
       }
     }
-    let cursor: ChildNode | null = this._before.nextSibling;
+    let cursor: ChildNode | null = this._first
+      ? this._first.nextSibling
+      : this._container.firstChild;
     for (let i = start; i <= end; i++) {
       const key = keys[i];
       let row = this._drawn.get(key);
       if (!row) {
-        const made = this._renderer.create(key);
+        const made = this._make(key, free);
         if (!made) {
           continue;
         }
@@ -249,13 +312,18 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
       }
       this._stale.delete(key);
       const node = row.node;
-      setAttr(node, 'aria-posinset', String(i + 1));
-      setAttr(node, 'aria-setsize', String(keys.length));
+      if (this._positions) {
+        setAttr(node, 'aria-posinset', String(i + 1));
+        setAttr(node, 'aria-setsize', String(keys.length));
+      }
       if (node === cursor) {
         cursor = cursor.nextSibling;
       } else {
-        this._scroller.insertBefore(node, cursor);
+        this._container.insertBefore(node, cursor);
       }
+    }
+    for (const row of free) {
+      this._drop(row);
     }
     let above = 0;
     for (let i = 0; i < start; i++) {
@@ -265,8 +333,17 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
     for (let i = end + 1; i < keys.length; i++) {
       below += this._height(keys[i]);
     }
-    setHeight(this._before, above);
-    setHeight(this._after, below);
+    this._space(above, below);
+  }
+
+  /** A row for `key`: one that left the view, drawn again, or a new one. */
+  private _make(key: string, free: R[]): R | null {
+    const spare = this._renderer.recycle ? free.pop() : undefined;
+    if (spare && this._renderer.recycle) {
+      this._renderer.recycle(spare, key);
+      return spare;
+    }
+    return this._renderer.create(key);
   }
 
   /** Read the drawn rows' heights; whether any changed. */
@@ -300,8 +377,13 @@ export class VirtualList<R extends { readonly node: HTMLElement }> {
   private _renderer: IRowRenderer<R>;
   private _estimate: number;
   private _overscan: number;
-  private _before: HTMLDivElement;
-  private _after: HTMLDivElement;
+  private _container: HTMLElement;
+  private _lead: () => number;
+  private _positions: boolean;
+  private _wholeWhileHidden: boolean;
+  private _space: (above: number, below: number) => void;
+  /** The spacer before the rows (none when the caller gives the space). */
+  private _first: HTMLElement | null = null;
   private _keys: readonly string[] = [];
   private _index: Map<string, number> | null = null;
   private _drawn = new Map<string, R>();

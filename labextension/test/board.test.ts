@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import board, {
+import board from '../src/widgets/board';
+import {
   applyRows,
   arrange,
   type BoardRow,
@@ -10,10 +11,10 @@ import board, {
   type IBoardView,
   type IRowsMessage,
   matches,
-  OVERSCAN,
   PAGE,
   type RowChange
-} from '../src/widgets/board';
+} from '../src/widgets/boardrows';
+import { OVERSCAN } from '../src/widgets/boardtable';
 import { mount, one, settle, texts } from './fake-model';
 import { layout } from './layout';
 
@@ -370,9 +371,7 @@ describe('board widget', () => {
 
   it('draws only the rows of the page in its scroll box, and the others as it scrolls', () => {
     const ROW = 30;
-    layout.rows('tbody, thead', node =>
-      node.matches('tbody') ? node.children.length * ROW : 25
-    );
+    layout.rows('tbody tr, thead', node => (node.matches('thead') ? 25 : ROW));
     try {
       const rows = Array.from({ length: 120 }, (_, i) => row(i + 1));
       const { el } = mount(board, state(rows));
@@ -381,9 +380,8 @@ describe('board widget', () => {
       expect(el.querySelectorAll('tbody tr')).toHaveLength(PAGE); // not laid out yet: all of it
       layout.view(wrap, 10 * ROW);
       wrap.dispatchEvent(new Event('scroll'));
-      vi.advanceTimersToNextFrame(); // measures a row
-      vi.advanceTimersToNextFrame(); // draws what is in view
-      const inView = 10 + 2 * OVERSCAN;
+      vi.advanceTimersToNextFrame(); // measures the rows and draws what is in view
+      const inView = 10 + OVERSCAN; // the overscan below (none above the first)
       expect(el.querySelectorAll('tbody tr')).toHaveLength(inView);
       expect(texts(el, 'tbody .mtj-tool')[0]).toBe('tool1');
       expect(table.style.marginBottom).toBe(`${(PAGE - inView) * ROW}px`);

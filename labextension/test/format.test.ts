@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { elapsedSeconds, formatDuration } from '../src/format';
 
 describe('formatDuration', () => {
-  // The same cases give the same text from the kernel's render.format_duration
+  // The same cases give the same text from the kernel's text.format_duration
   // (Python's f"{s:.1f}" rounds an exact tie to the even digit: 0.25 -> 0.2).
   it.each([
     [0, '0.0 s'],

@@ -16,10 +16,12 @@ import { Signal } from '@lumino/signaling';
 import { Panel } from '@lumino/widgets';
 
 import {
+  fill,
   guardWidgetViews,
   type INotebookSite,
   type IWidgetKernel,
   modelIdOf,
+  summaryOf,
   WIDGET_VIEW,
   WidgetModels
 } from '../src/savedviews';
@@ -58,6 +60,64 @@ class Kernel {
     return Promise.resolve(reply as never);
   }
 }
+
+const VIEW = { model_id: 'abc', version_major: 2, version_minor: 1 };
+
+describe('the saved summary of a missing widget', () => {
+  it('is the HTML of our own task, batch and board outputs only', () => {
+    const summary = '<div class="mtj-summary" style="x">completed</div>';
+    const board = '<div class="mtj-board-summary" style="x"></div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': summary
+      })
+    ).toBe(summary);
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': board
+      })
+    ).toBe(board);
+    // a batch (%mcp_map) carries its summary in the same output since it has one box
+    const batch = '<div class="mtj-batch-summary" style="x">50 tasks</div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': batch
+      })
+    ).toBe(batch);
+    // a task still running when the notebook was saved
+    const running = '<div class="mtj-task" style="x">running…</div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': running
+      })
+    ).toBe(running);
+    // a task the live view showed on one line (a loop's): its summary is one line too
+    const compact =
+      '<div class="mtj-compact-summary" style="x">cancelled slow_compute label=t3</div>';
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': compact
+      })
+    ).toBe(compact);
+    // someone else's widget, an HTML output that is no widget, or nothing at all
+    expect(
+      summaryOf({
+        'application/vnd.jupyter.widget-view+json': VIEW,
+        'text/html': '<div>other</div>'
+      })
+    ).toBeNull();
+    expect(summaryOf({ 'text/html': summary })).toBeNull();
+    expect(
+      summaryOf({ 'application/vnd.jupyter.widget-view+json': VIEW })
+    ).toBeNull();
+    expect(summaryOf(null)).toBeNull();
+  });
+});
 
 const asKernel = (kernel: Kernel): IWidgetKernel =>
   kernel as unknown as IWidgetKernel;
@@ -275,5 +335,62 @@ describe('a saved widget view in a reopened notebook', () => {
     const gone = await render(rendermime, output('gone', SUMMARY));
     expect(gone.node.textContent).toBe(SUMMARY);
     expect(WidgetRenderer.rendered).toEqual([]);
+  });
+});
+
+/** A code cell's output area holding one widget output that shows `text` (as the widget manager left it). */
+function failedCell(
+  text: string,
+  model: IRenderMime.IMimeModel
+): { cell: unknown; node: HTMLElement } {
+  const child = document.createElement('div');
+  const node = document.createElement('div');
+  node.className = 'jp-OutputArea-output';
+  node.textContent = text;
+  child.append(node);
+  const cell = {
+    outputArea: {
+      widgets: [{ node: child }],
+      model: { length: 1, get: () => model }
+    }
+  };
+  return { cell, node };
+}
+
+describe('a widget output the widget manager failed to draw', () => {
+  it('is our summary, by the same drawing; one still loading only when asked', async () => {
+    const rendermime = new RenderMimeRegistry();
+    const failed = failedCell(
+      'Error displaying widget: model not found',
+      output('gone', SUMMARY)
+    );
+    const loading = failedCell('Loading widget...', output('slow', SUMMARY));
+    const other = failedCell(
+      'Error displaying widget',
+      output('other', '<div>x</div>')
+    );
+    const raced = failedCell('Error displaying widget', output('v', SUMMARY));
+    const panel = {
+      content: {
+        rendermime,
+        widgets: [failed, loading, other, raced].map(c => c.cell)
+      }
+    } as unknown as Parameters<typeof fill>[0];
+
+    expect(fill(panel, false)).toBe(true); // one still loading: worth a later look
+    expect(failed.node.dataset.mtjFallback).toBe('drawing');
+    raced.node.append(document.createElement('span')); // a view drawn meanwhile stays
+    await new Promise(r => setTimeout(r, 0));
+    expect(failed.node.textContent).toBe(SUMMARY);
+    expect(failed.node.title).toContain('the saved summary of this task');
+    expect(failed.node.dataset.mtjFallback).toBeUndefined();
+    expect(loading.node.textContent).toBe('Loading widget...');
+    expect(other.node.textContent).toBe('Error displaying widget');
+    expect(raced.node.textContent).toBe('Error displaying widget');
+    expect(raced.node.children).toHaveLength(1);
+
+    expect(fill(panel, true)).toBe(false);
+    await new Promise(r => setTimeout(r, 0));
+    expect(loading.node.textContent).toBe(SUMMARY);
   });
 });

@@ -129,3 +129,123 @@ describe('a virtualized list', () => {
     expect(list.scrollToKey('nowhere')).toBeNull();
   });
 });
+
+/** The board's use: a table whose body holds the rows, its margins the rest, under a 30 px head. */
+function setUpTable(
+  count: number,
+  view: number | null = 200
+): {
+  list: VirtualList<IRow>;
+  scroller: HTMLElement;
+  table: HTMLTableElement;
+  created: string[];
+  recycled: string[];
+  rowKeys: () => string[];
+} {
+  const scroller = document.createElement('div');
+  const table = document.createElement('table');
+  const head = document.createElement('thead');
+  const body = document.createElement('tbody');
+  table.append(head, body);
+  scroller.append(table);
+  document.body.append(scroller);
+  if (view !== null) {
+    layout.view(scroller, view);
+  }
+  const created: string[] = [];
+  const recycled: string[] = [];
+  const list = new VirtualList<IRow>({
+    scroller,
+    container: body,
+    space: (above, below) => {
+      table.style.marginTop = `${above}px`;
+      table.style.marginBottom = `${below}px`;
+    },
+    lead: () => 30,
+    overscan: 2,
+    estimate: 40,
+    positions: false,
+    wholeWhileHidden: true,
+    renderer: {
+      create: key => {
+        created.push(key);
+        const node = document.createElement('tr');
+        node.className = 'row';
+        node.dataset.key = key;
+        return { node, key, updates: 0 };
+      },
+      update: row => {
+        row.updates++;
+      },
+      recycle: (row, key) => {
+        recycled.push(key);
+        row.key = key;
+        row.node.dataset.key = key;
+      }
+    }
+  });
+  list.setKeys(keys(count));
+  list.render();
+  const rowKeys = (): string[] =>
+    [...body.children].map(n => (n as HTMLElement).dataset.key as string);
+  return { list, scroller, table, created, recycled, rowKeys };
+}
+
+describe("a virtualized table (the board's)", () => {
+  beforeEach(() => layout.rows('.row', () => 40));
+  afterEach(() => {
+    layout.reset();
+    document.body.replaceChildren();
+  });
+
+  it('puts its rows in the table body, the others in its margins, and no spacer', () => {
+    const { scroller, table, rowKeys } = setUpTable(50);
+    // 200 px of 40 px rows in view, the first under the head: 5 rows, then 2 more.
+    expect(rowKeys()).toEqual(keys(5 + 2));
+    expect(scroller.querySelector('.mtj-vlist-spacer')).toBeNull();
+    expect(table.style.marginTop).toBe('0px');
+    expect(table.style.marginBottom).toBe(`${(50 - 7) * 40}px`);
+    expect(scroller.querySelector('tr')?.hasAttribute('aria-posinset')).toBe(
+      false
+    );
+  });
+
+  it('counts the head above the rows when it scrolls', async () => {
+    const { scroller, table, rowKeys } = setUpTable(50);
+    scroller.scrollTop = 30 + 20 * 40; // k20 at the top of the view, under the head
+    scroller.dispatchEvent(new Event('scroll'));
+    await nextFrame();
+    expect(rowKeys()).toEqual(keys(20 + 5 + 2).slice(20 - 2));
+    expect(table.style.marginTop).toBe(`${18 * 40}px`);
+  });
+
+  it('lends the elements of the rows that leave to the rows that come in', () => {
+    const { list, created, recycled, rowKeys, scroller } = setUpTable(50);
+    const before = new Set(scroller.querySelectorAll('tr'));
+    list.setKeys(keys(100).slice(50));
+    list.render();
+    expect(rowKeys()).toEqual(keys(57).slice(50));
+    expect(created).toHaveLength(7);
+    expect(recycled).toEqual(expect.arrayContaining(keys(57).slice(50)));
+    expect(
+      [...scroller.querySelectorAll('tr')].every(tr => before.has(tr))
+    ).toBe(true);
+    list.setKeys(['k50']);
+    list.render();
+    expect(scroller.querySelectorAll('tr')).toHaveLength(1);
+  });
+
+  it('draws every row while it is not laid out, then only those in view', () => {
+    const { list, scroller, rowKeys } = setUpTable(50, null);
+    expect(rowKeys()).toEqual(keys(50));
+    layout.view(scroller, 200);
+    list.render();
+    expect(rowKeys()).toEqual(keys(7));
+  });
+
+  it('scrolls a row into view below the head', () => {
+    const { list, scroller } = setUpTable(50);
+    expect(list.scrollToKey('k30')?.node.isConnected).toBe(true);
+    expect(scroller.scrollTop).toBe(30 + 31 * 40 - 200);
+  });
+});

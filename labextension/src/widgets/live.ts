@@ -1,4 +1,4 @@
-/** What the task and board views share: the kernel's clock and coalesced redraws. */
+/** What the task and board views share: the kernel's clock, coalesced redraws, one redraw per frame. */
 
 import type { IWidgetModel } from './anywidget';
 
@@ -85,4 +85,32 @@ export function follow<State>(
 /** The badge class of a status: `mtj-s-<status>`, letters and `_` only. */
 export function statusClass(status: string): string {
   return `mtj-s-${String(status).replace(/[^a-z_]/gi, '')}`;
+}
+
+/** `fn` at the next animation frame, once however often it is requested (or at once: `flush`). */
+export class FrameRequest {
+  constructor(private readonly _fn: () => void) {}
+
+  readonly request = (): void => {
+    if (this._id === null) {
+      this._id = requestAnimationFrame(() => {
+        this._id = null;
+        this._fn();
+      });
+    }
+  };
+
+  flush(): void {
+    this.cancel();
+    this._fn();
+  }
+
+  cancel(): void {
+    if (this._id !== null) {
+      cancelAnimationFrame(this._id);
+      this._id = null;
+    }
+  }
+
+  private _id: number | null = null;
 }

@@ -1,5 +1,5 @@
 /**
- * A task's result as the kernel describes it (`render.result_preview`): text,
+ * A task's result as the kernel describes it (`views/preview.py`'s `result_preview`): text,
  * markdown (a tree of allowed elements, `markdown.py`), images of allowed
  * types, links, resources, notes and a table or tree of the structured
  * content. The values are the server's: text only, and a link only for http(s).
@@ -61,7 +61,7 @@ export type Block =
     }
   | { kind: 'note'; text: string };
 
-/** A bounded tree of a JSON value (`views/render.py`'s `structured_preview`). */
+/** A bounded tree of a JSON value (`views/preview.py`'s `structured_preview`). */
 export type TreeNode =
   | { t: 'v'; v: unknown; cut: number }
   | { t: 'cut'; kind: 'object' | 'array'; n: number }
