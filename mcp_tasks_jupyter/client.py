@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, 
 from typing import Any
 
 from .dialects import STATEFUL, STATELESS, check_dialect, select_dialect
-from .dialects.base import TaskDialect
+from .dialects.dialect import TaskDialect
 from .errors import ConnectionFailed, ToolNotFound, UsageError
 from .index.task_index import ServerIdentity, TaskIndex, notebook_path
 from .oauth import OAuth, OAuthSignIn
@@ -30,6 +30,7 @@ from .tasks.results import ToolResult
 from .tasks.tool_arguments import takes_other_names, unknown_names, unknown_names_text
 from .transport import StdioTransport, StreamableHTTPTransport, Transport
 from .transport.auth import AuthHook
+from .views.install import install_renderers
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,8 @@ class Client:
         session.on_lost.append(lambda _exc: self.lifecycle.connection_lost())
         session.on_connection.append(self.lifecycle.connection_changed)
         dialect.install(self.lifecycle, self.answerer)
+        # Its handles and results draw themselves (repr, a notebook's display) with the views.
+        install_renderers()
 
     # -- what the parts keep ---------------------------------------------------------------------
 

@@ -81,7 +81,7 @@ def test_run_names_each_cell_by_its_first_line_of_code_and_knows_jupyterlab_is_h
 
 
 def test_run_reads_a_board_by_its_saved_table_and_aligns_the_next_steps() -> None:
-    from mcp_tasks_jupyter.views.render import board_html
+    from mcp_tasks_jupyter.views.html import board_html
 
     run = _run_module()
     rows = [

@@ -409,3 +409,14 @@ def _folder_section(text: str, rel: str) -> str:
     if heading not in text:
         return ""
     return text.split(heading, 1)[1].split("\n### ", 1)[0]
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """A file name says which module it is: "sign_in.py" names one place, not two (``__init__`` and
+    ``__main__`` aside, which Python names)."""
+    package = Path(__file__).resolve().parents[1] / "mcp_tasks_jupyter"
+    seen: dict[str, list[str]] = {}
+    for path in package.rglob("*.py"):
+        if path.name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(path.name, []).append(str(path.relative_to(package)))
+    assert {name: where for name, where in seen.items() if len(where) > 1} == {}

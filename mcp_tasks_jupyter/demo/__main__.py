@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 from .auth_server import AuthSettings, parse_scopes, parse_tool_scopes
-from .config import DIALECTS, DemoConfig
+from .options import DIALECTS, DemoConfig
 from .server import DemoServer
 
 EPILOG = """\

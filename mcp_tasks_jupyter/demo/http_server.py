@@ -50,7 +50,9 @@ from starlette.routing import Route
 from .auth_http import DemoAuth
 from .auth_server import AuthSettings
 from .http_session import HttpSession, SseConnection, StreamBusy, UnknownEventId
-from .jsonrpc import (
+from .protocol_2025 import SUPPORTED_VERSIONS
+from .protocol_2026 import Stateless2026
+from .rpc import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -61,8 +63,6 @@ from .jsonrpc import (
     make_error,
     message_kind,
 )
-from .protocol_2025 import SUPPORTED_VERSIONS
-from .protocol_2026 import Stateless2026
 from .server import DemoServer
 
 logger = logging.getLogger("mcp_tasks_jupyter.demo")

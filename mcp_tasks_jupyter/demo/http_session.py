@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .jsonrpc import message_kind
+from .rpc import message_kind
 
 if TYPE_CHECKING:
     from .protocol_2025 import Session2025

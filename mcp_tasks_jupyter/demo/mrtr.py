@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsonrpc import INVALID_PARAMS, RpcError
+from .rpc import INVALID_PARAMS, RpcError
 
 STATE_SECONDS = 600
 ELICIT_ACTIONS = ("accept", "decline", "cancel")

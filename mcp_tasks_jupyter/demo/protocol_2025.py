@@ -22,8 +22,9 @@ import asyncio
 import logging
 from typing import Any, ClassVar
 
-from .config import DemoConfig
-from .jsonrpc import (
+from .options import DemoConfig
+from .pagination import InvalidCursor, decode_cursor, encode_cursor
+from .rpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -40,7 +41,6 @@ from .jsonrpc import (
     make_response,
     message_kind,
 )
-from .pagination import InvalidCursor, decode_cursor, encode_cursor
 from .task_store import (
     InputRequest,
     TaskAlreadyTerminal,

@@ -44,8 +44,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .config import DemoConfig
-from .jsonrpc import (
+from .mrtr import InputRequired, Round, StateCodec
+from .options import DemoConfig
+from .pagination import InvalidCursor, decode_cursor, encode_cursor
+from .protocol_2025 import INSTRUCTIONS, LOG_LEVELS, SERVER_NAME
+from .rpc import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -60,9 +63,6 @@ from .jsonrpc import (
     make_response,
     message_kind,
 )
-from .mrtr import InputRequired, Round, StateCodec
-from .pagination import InvalidCursor, decode_cursor, encode_cursor
-from .protocol_2025 import INSTRUCTIONS, LOG_LEVELS, SERVER_NAME
 from .task_store import TaskStore
 from .tools import ElicitationFailed, Tool
 from .validation import ArgumentError, validate_arguments

@@ -49,10 +49,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from .mrtr import Round, check_answer
 from .protocol_2025 import first_text
 from .protocol_2026 import InlineContext, Request2026, Stateless2026, missing_capability
+from .rpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from .task_store import TaskExpired, TaskNotFound, TaskRecord, TaskStore, isoformat_utc
 from .tools import ElicitationFailed, Tool
 

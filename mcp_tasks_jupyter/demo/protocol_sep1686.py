@@ -43,7 +43,8 @@ import asyncio
 import logging
 from typing import Any, ClassVar
 
-from .jsonrpc import (
+from .protocol_2025 import CallContext, Session2025, first_text
+from .rpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     REQUEST_CANCELLED,
@@ -51,7 +52,6 @@ from .jsonrpc import (
     is_valid_id,
     make_notification,
 )
-from .protocol_2025 import CallContext, Session2025, first_text
 from .task_store import TaskIdTaken, TaskRecord
 from .tools import Tool
 

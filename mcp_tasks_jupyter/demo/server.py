@@ -30,12 +30,12 @@ import asyncio
 from typing import Any
 
 from ..release import __version__
-from .config import DemoConfig
-from .jsonrpc import INVALID_REQUEST, Outbound, is_valid_id, make_error, message_kind
+from .options import DemoConfig
 from .protocol_2025 import Session2025
 from .protocol_2026 import Stateless2026, is_modern, unsupported_version
 from .protocol_ext import TasksExtension
 from .protocol_sep1686 import Session1686, initialize_wants_sep1686, task_marker
+from .rpc import INVALID_REQUEST, Outbound, is_valid_id, make_error, message_kind
 from .task_store import TaskStore
 from .tools import Tool, build_tools
 

@@ -19,7 +19,7 @@ import os
 import sys
 from typing import IO, Any
 
-from .jsonrpc import PARSE_ERROR, make_error
+from .rpc import PARSE_ERROR, make_error
 from .server import Connection, DemoServer
 
 logger = logging.getLogger("mcp_tasks_jupyter.demo")

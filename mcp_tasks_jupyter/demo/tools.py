@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .chart import render_bar_chart
-from .jsonrpc import INTERNAL_ERROR, RpcError
+from .rpc import INTERNAL_ERROR, RpcError
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 ToolBody = Callable[[dict[str, Any], "ToolContext"], Awaitable[dict[str, Any]]]

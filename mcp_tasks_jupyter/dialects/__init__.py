@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..protocol import tasks_2025, tasks_ext, tasks_sep1686
-from .base import TaskDialect
 from .core_2025 import CallOnlyDialect, Core2025Dialect
+from .dialect import TaskDialect
 from .ext import ExtDialect
 from .sep1686 import Sep1686Dialect
 

@@ -10,7 +10,7 @@ from ..protocol import tasks_2025 as wire
 from ..protocol.task_state import CANCELLED, FAILED, TaskState, parse_task
 from ..protocol.types import Tool
 from ..tasks.results import ToolResult
-from .base import TaskDialect
+from .dialect import TaskDialect
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle

@@ -33,7 +33,7 @@ from ..protocol import jsonrpc, modern, tasks_ext as wire
 from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, TaskState
 from ..protocol.types import Tool
 from ..tasks.results import ToolResult
-from .base import Answers, TaskDialect, TaskEvents
+from .dialect import Answers, TaskDialect, TaskEvents
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle

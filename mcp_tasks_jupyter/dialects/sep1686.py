@@ -30,7 +30,7 @@ from ..protocol.task_state import CANCELLED, COMPLETED, FAILED, SUBMITTED, TaskS
 from ..protocol.types import Tool
 from ..tasks.control import control_of
 from ..tasks.results import ToolResult
-from .base import Answers, TaskDialect, TaskEvents
+from .dialect import Answers, TaskDialect, TaskEvents
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle

@@ -31,15 +31,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tasks.handle import TaskHandle
-from ..views.render import (
-    compact_summary_html,
-    running_html,
-    running_line,
-    summary_html,
-    summary_line,
-    summary_text,
-    task_text,
-)
+from ..views.html import compact_summary_html, running_html, summary_html
+from ..views.text import running_line, summary_line, summary_text, task_text
+from ..views.view import view_of
 
 
 def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
@@ -50,7 +44,8 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
     """
     shell = current_shell()
     if shell is None:
-        print(summary_line(handle) if handle.done() else task_text(handle))
+        seen = view_of(handle)
+        print(summary_line(seen) if seen.done else task_text(seen))
         return
     from IPython.display import display
 
@@ -112,7 +107,7 @@ def show_board(
     if shell is None:
         for handle in handles:
             if (server is None or handle.server == server) and (status is None or handle.status == status):
-                print(summary_line(handle))
+                print(summary_line(view_of(handle)))
         return
     from IPython.display import display
 
@@ -232,10 +227,11 @@ async def _list_into(board: Any, runtime: Any, name: str, client: Any) -> None:
 def summary_bundle(handle: TaskHandle, *, compact: bool = False) -> dict[str, str]:
     """The static summary's mime bundle: "running…" until the task ends, then its outcome; on one
     line with ``compact`` (as the live view was)."""
-    if not handle.done():
-        return {"text/plain": running_line(handle), "text/html": running_html(handle, compact=compact)}
-    html = compact_summary_html(handle) if compact else summary_html(handle)
-    return {"text/plain": summary_text(handle), "text/html": html}
+    seen = view_of(handle)
+    if not seen.done:
+        return {"text/plain": running_line(seen), "text/html": running_html(seen, compact=compact)}
+    html = compact_summary_html(seen) if compact else summary_html(seen)
+    return {"text/plain": summary_text(seen), "text/html": html}
 
 
 def _update_when_done(shell: Any, handle: TaskHandle, widget: Any, output: Any) -> None:

@@ -27,7 +27,7 @@ from IPython.utils.text import DollarFormatter
 from ..errors import MCPError
 from ..exports.provenance import export_notebook
 from ..tasks.handle import TaskHandle
-from . import display, sign_in
+from . import display, notebook_sign_in as sign_in
 from .config import ConfigError
 from .config_sources import config_table, load_server
 from .magic_args import (

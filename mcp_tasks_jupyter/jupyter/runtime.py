@@ -33,7 +33,7 @@ from ..session.background import Background
 from ..tasks.control import control_of
 from ..tasks.handle import TaskHandle
 from .magic_args import NAME_RE
-from .sign_in import notebook_hook, wants_oauth
+from .notebook_sign_in import notebook_hook, wants_oauth
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from ..tasks.results import ToolResult
 from ..tasks.status import FAILURES, QUEUED, STATUSES
 from ..tasks.waiting import as_completed, gather
 from ..views.labels import arguments_label
-from ..views.render import failure_message
+from ..views.view import failure_message
 
 if TYPE_CHECKING:
     from ..protocol.types import Tool

@@ -50,7 +50,7 @@ from .poll_clock import PollClock
 from .poller import MAX_POLL_FAILURES, Poller
 
 if TYPE_CHECKING:
-    from ..dialects.base import TaskDialect
+    from ..dialects.dialect import TaskDialect
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """How a handle and a result show themselves (``repr``, a notebook's rich display) without the task layer
-importing the views above it: ``views/render.py`` installs its renderers here when it is imported (the
-client imports it, so every handle a connection makes has them). Until then a plain one-line text stands in.
+importing the views above it: ``views/install.py``'s ``install_renderers`` puts the views' functions here,
+called where a client is made (``Client.__init__``), so every handle a connection makes has them. Until then a
+plain one-line text stands in.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def install(
     result_text: Callable[[ToolResult], str],
     result_html: Callable[[ToolResult], str],
 ) -> None:
-    """Use these renderers from now on (``views/render.py`` calls this once, at import)."""
+    """Use these renderers from now on (``views.install.install_renderers`` calls this)."""
     RENDERERS.task_text, RENDERERS.task_html = task_text, task_html
     RENDERERS.result_text, RENDERERS.result_html = result_text, result_html
 

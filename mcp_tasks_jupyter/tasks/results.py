@@ -50,7 +50,7 @@ class ToolResult:
         return result_frame(self)
 
     def __repr__(self) -> str:
-        """Stable text: ``ToolResult(text='…', structured={…}, is_error=False)`` (see render.py)."""
+        """Stable text: ``ToolResult(text='…', structured={…}, is_error=False)`` (see views/text.py)."""
         return text_of_result(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:

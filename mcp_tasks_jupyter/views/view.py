@@ -1,5 +1,6 @@
 """One snapshot of a task as every view shows it: the widget's state, the board's rows, the JupyterLab
-channel's entries and the text summaries all read the same named fields, computed in one place.
+channel's entries, the text forms (``text.py``) and the static HTML (``html.py``) all read the same named
+fields, computed in one place. This is the one module of the views that reads a ``TaskHandle``.
 
 No I/O and no Jupyter: a ``TaskView`` is plain data made from a ``TaskHandle`` (``view_of``) or, for a
 task known only from the task index or a server's ``tasks/list``, from its last known status.
@@ -8,18 +9,21 @@ task known only from the task index or a server's ``tasks/list``, from its last 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..errors import MCPError, TaskError, TaskFailed
 from ..protocol.task_state import INPUT_REQUIRED
 from ..redact import registered
 from ..tasks.status import FINISHED, in_words, shown_status
 from .labels import arguments_label
-from .render import failure_message, pending_questions, status_message, tool_error_text
+from .plain import HEADLINE_CHARS, first_line, text_head
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle
+    from ..tasks.results import ToolResult
 
 UNKNOWN_TOOL = "(unknown tool)"
 
@@ -30,7 +34,8 @@ class TaskView:
     while its server is being reconnected); ``question`` the first question waiting for an answer;
     ``failure`` the server's words for why a finished task has no result; ``tool_error`` the start of
     the text of a result that is a tool error. ``status`` is the status as shown
-    (``status.shown_status``: ``error`` or ``declined`` for a tool error). Times are epoch seconds."""
+    (``status.shown_status``: ``error`` or ``declined`` for a tool error). Times are epoch seconds.
+    A record's view (``record_view``) leaves the fields after ``label`` at their defaults."""
 
     tool: str
     server: str
@@ -52,6 +57,18 @@ class TaskView:
     live: bool = True
     #: The arguments in a few words (``labels.arguments_label``): what tells twenty calls of a tool apart.
     label: str = ""
+    #: Seconds from start to finish (or to the moment of the snapshot, while it runs).
+    elapsed: float = 0.0
+    #: The status message as the server sent it (``message`` is it as shown).
+    status_message: str | None = None
+    #: Its server stopped answering and the client is reconnecting (the task has not ended).
+    reconnecting: bool = False
+    #: What every question waiting for an answer asks (``question`` is the first).
+    questions: tuple[str, ...] = ()
+    #: The questions asked so far and how each was answered (``{question, source, action, content}``).
+    asked: Sequence[Mapping[str, Any]] = ()
+    #: The result of a task that ended with one (a tool error too); None otherwise.
+    result: ToolResult | None = None
 
     @property
     def words(self) -> str:
@@ -68,17 +85,31 @@ class TaskView:
             return f"waiting for input: {self.question}"
         return self.failure or self.tool_error or self.progress_message or ""
 
+    @property
+    def fraction(self) -> float | None:
+        """How much is done (0 to 1) by the last progress notification; None without a total."""
+        if self.progress is not None and self.total and self.total > 0:
+            return max(0.0, min(1.0, self.progress / self.total))
+        return None
+
+    @property
+    def failed(self) -> bool:
+        """Ended without a result (``failure``) or with a tool error."""
+        return self.failure is not None or (self.result is not None and self.result.is_error)
+
 
 def view_of(handle: TaskHandle) -> TaskView:
     """The snapshot of ``handle`` now."""
     progress = handle.progress
     done = handle.done()
-    questions = pending_questions(handle) if handle.pending_input else []
+    questions = tuple(pending_questions(handle)) if handle.pending_input else ()
+    reconnecting = handle.reconnecting
+    failure = failure_message(handle) if done else None
     return TaskView(
         tool=handle.tool or UNKNOWN_TOOL,
         server=handle.server,
         status=shown_status(handle),
-        message=status_message(handle),
+        message=RECONNECTING if reconnecting else handle.status_message,
         task_id=handle.task_id,
         started=handle.started,
         finished=handle.finished,
@@ -86,13 +117,77 @@ def view_of(handle: TaskHandle) -> TaskView:
         total=None if progress is None else progress.total,
         progress_message=None if progress is None else progress.message,
         question=questions[0] if questions else None,
-        failure=failure_message(handle) if done else None,
+        failure=failure,
         tool_error=tool_error_text(handle) if done else None,
         needs_input=bool(handle.pending_input) or handle.status == INPUT_REQUIRED,
         done=done,
         cached=bool(handle.cached),
         label=_label_of(handle),
+        elapsed=handle.elapsed,
+        status_message=handle.status_message,
+        reconnecting=reconnecting,
+        questions=questions,
+        asked=handle.questions,
+        result=handle.result() if done and failure is None else None,
     )
+
+
+#: What a task's views say in place of its status message while its server is being reconnected.
+RECONNECTING = "reconnecting to the server…"
+
+
+def pending_questions(handle: TaskHandle) -> list[str]:
+    """What each pending server request asks, as text (elicitation message or the method)."""
+    questions = []
+    for request in handle.pending_input.values():
+        params = request.get("params") if isinstance(request, dict) else None
+        message = params.get("message") if isinstance(params, dict) else None
+        questions.append(message if isinstance(message, str) else str(request.get("method", "a request")))
+    return questions
+
+
+def failure_message(handle: TaskHandle) -> str | None:
+    """The server's words for why a finished task did not produce a result (None if it did), and,
+    for a task started with ``-o VAR``, that VAR stays unbound (the next cell would meet a NameError)."""
+    exc = handle.exception()
+    if exc is None:
+        return None
+    words = _failure_words(exc)
+    if handle.out_var:
+        words += f"\n{handle.out_var} stays unbound: the task ended without a result"
+    return words
+
+
+def tool_error_text(handle: TaskHandle) -> str | None:
+    """The first line of a finished task's result when it is a tool error (``isError``), else None."""
+    if not handle.done() or handle.exception() is not None or not handle.result().is_error:
+        return None
+    text, _ = text_head(handle.result().content, HEADLINE_CHARS)
+    return first_line(text) or "the tool reported an error"
+
+
+def _failure_words(exc: BaseException) -> str:
+    if isinstance(exc, TaskFailed):
+        # The task's last status message, and the JSON-RPC error's own message when it says more.
+        words = [exc.status_message] if exc.status_message else []
+        error_message = (exc.error or {}).get("message")
+        if isinstance(error_message, str) and error_message and error_message not in words:
+            words.append(error_message)
+        if words:
+            return "\n".join(words)
+    if isinstance(exc, TaskError):
+        return _without_task_label(exc)
+    if isinstance(exc, MCPError):
+        return exc.detail  # without the "[server]" prefix
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _without_task_label(exc: TaskError) -> str:
+    """A task error's own words, without the "tool task <id>: " its message starts with."""
+    label = f"task {exc.task_id}" if exc.task_id else "task"
+    if exc.tool:
+        label = f"{exc.tool} {label}"
+    return exc.detail.removeprefix(f"{label}: ")
 
 
 #: Each handle's arguments label, made once: (the arguments it was made from, how many secrets were
@@ -199,4 +294,16 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-__all__ = ["ETA_MIN_SECONDS", "TaskView", "board_row", "epoch", "estimated_end", "record_view", "view_of"]
+__all__ = [
+    "ETA_MIN_SECONDS",
+    "RECONNECTING",
+    "TaskView",
+    "board_row",
+    "epoch",
+    "estimated_end",
+    "failure_message",
+    "pending_questions",
+    "record_view",
+    "tool_error_text",
+    "view_of",
+]

@@ -15,7 +15,8 @@ import pytest
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, TaskIndex
 from mcp_tasks_jupyter.redact import REDACTED, redact_arguments
-from mcp_tasks_jupyter.views.render import summary_line
+from mcp_tasks_jupyter.views.text import summary_line
+from mcp_tasks_jupyter.views.view import view_of
 from tests.support import start_demo_http
 from tests.support.postgres import run_sql
 from tests.support.processes import python_env
@@ -198,7 +199,7 @@ async def test_client_records_its_tasks_and_cache_hits_ask_no_server(index_locat
             again = await client.start_task("slow_compute", dict(args), cache=True)
             assert again.done() and again.cached and counting.sent == []
             assert again.result().structured == result.structured
-            assert "(cached)" in repr(again) or "cached" in summary_line(again)
+            assert "(cached)" in repr(again) or "cached" in summary_line(view_of(again))
             fresh = await client.start_task("slow_compute", args)  # not asked: never cached
             assert not fresh.cached and "tools/call" in counting.sent
             await asyncio.wait_for(fresh, WAIT)

@@ -10,8 +10,8 @@ import pytest
 
 from mcp_tasks_jupyter.demo import server_command
 from mcp_tasks_jupyter.demo.chart import render_bar_chart
-from mcp_tasks_jupyter.demo.config import DemoConfig
 from mcp_tasks_jupyter.demo.http_session import HttpSession, SseConnection
+from mcp_tasks_jupyter.demo.options import DemoConfig
 from mcp_tasks_jupyter.demo.pagination import InvalidCursor, decode_cursor, encode_cursor
 from mcp_tasks_jupyter.demo.png import encode_png
 from mcp_tasks_jupyter.demo.task_store import TaskExpired, TaskNotFound, TaskStore
@@ -125,8 +125,8 @@ def test_dialect_detection_helpers_and_config() -> None:
 
 
 def test_request_state_codec() -> None:
-    from mcp_tasks_jupyter.demo.jsonrpc import RpcError
     from mcp_tasks_jupyter.demo.mrtr import StateCodec
+    from mcp_tasks_jupyter.demo.rpc import RpcError
 
     now = [1000.0]
     codec = StateCodec(clock=lambda: now[0])

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.dialects import base
+from mcp_tasks_jupyter.dialects import dialect
 
 from .server import http_fault_server
 
@@ -65,7 +65,7 @@ async def test_a_poll_answer_about_another_task_does_not_change_the_handle():
 
 
 async def test_endless_pagination_stops(monkeypatch):
-    monkeypatch.setattr(base, "MAX_LIST_PAGES", 20)
+    monkeypatch.setattr(dialect, "MAX_LIST_PAGES", 20)
     async with http_fault_server() as server, mtj.connect(server.url) as client:
         pages = itertools.count()
         server.brain.script["tasks/list"] = lambda m: {"tasks": [], "nextCursor": f"c{next(pages)}"}

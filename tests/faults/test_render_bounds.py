@@ -3,7 +3,7 @@
 Each case builds the result from a wire dict (``ToolResult.from_wire``, as a client does with what a
 server sent) and checks every view of it: the HTML (``result_html``, the notebook's text/html), the
 preview the live widget sends (its JSON), and the text repr. Each stays under
-``render.PREVIEW_BUDGET``, says how much it left out, and ``result.content`` keeps everything.
+``preview.PREVIEW_BUDGET``, says how much it left out, and ``result.content`` keeps everything.
 """
 
 from __future__ import annotations
@@ -17,10 +17,18 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.views import render
+from mcp_tasks_jupyter.views import (
+    html as views_html,
+    preview as views_preview,
+    preview_html as views_preview_html,
+    text as views_text,
+)
+from mcp_tasks_jupyter.views.install import install_renderers
 from tests.jupyter.test_render import Markup, assert_safe
 
-BUDGET = render.PREVIEW_BUDGET
+BUDGET = views_preview.PREVIEW_BUDGET
+# Results made here without a client draw as a client's do (a client installs the views: Client.__init__).
+install_renderers()
 REPR_BOUND = 2_000  # the text repr: 200 characters of text, 8 content kinds, 200 of structure
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 12).decode()  # 4,108 base64 characters
 MARKUP = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -31,9 +39,9 @@ pytestmark = pytest.mark.timeout(60)
 def views(raw: dict[str, Any]) -> tuple[mtj.ToolResult, dict[str, Any], Markup]:
     """The result of ``raw``, its preview and its parsed HTML, each view checked against the bounds."""
     res = mtj.ToolResult.from_wire(raw)
-    source = render.result_html(res)
+    source = views_html.result_html(res)
     assert len(source.encode()) <= BUDGET, f"{len(source.encode()):,} bytes of HTML"
-    preview = render.result_preview(res)
+    preview = views_preview.result_preview(res)
     assert preview == json.loads(json.dumps(preview))  # plain JSON, as the widget sends it
     assert len(json.dumps(preview)) <= BUDGET, f"{len(json.dumps(preview)):,} bytes of widget JSON"
     bundle = res._repr_mimebundle_()
@@ -52,13 +60,13 @@ def test_ten_thousand_text_blocks_show_the_first_and_count_the_rest():
     texts = [f"line {i}" for i in range(10_000)]
     res, preview, markup = views({"content": [{"type": "text", "text": t} for t in texts]})
     shown = preview["blocks"][:-1]
-    assert 0 < len(shown) <= render.PREVIEW_BLOCKS
+    assert 0 < len(shown) <= views_preview.PREVIEW_BLOCKS
     assert shown == [{"kind": "text", "text": t, "cut": 0} for t in texts[: len(shown)]]
     rest = texts[len(shown) :]
     note = f"… {len(rest):,} more blocks not shown: text ×{len(rest):,} ({sum(map(len, rest)):,} characters)"
     assert tail_note(preview) == note and note in markup.text
     assert len(res.content) == 10_000 and res.text == "\n".join(texts)
-    more = len(res.text) - render.TEXT_REPR_CHARS
+    more = len(res.text) - views_text.TEXT_REPR_CHARS
     assert repr(res).endswith(f"… ({more:,} more characters), is_error=False)")  # only text: no kinds listed
 
 
@@ -66,12 +74,12 @@ def test_one_five_megabyte_text_block_is_cut_with_the_count_of_characters_left_o
     text = "<&>\"'" * 1_000_000  # every character escapes to 4-6 in HTML
     res, preview, markup = views({"content": [{"type": "text", "text": text}]})
     [block] = preview["blocks"]
-    assert block["text"] == text[: len(block["text"])] and len(block["text"]) == render.PREVIEW_TEXT_CHARS
-    assert block["cut"] == 5_000_000 - render.PREVIEW_TEXT_CHARS
+    assert block["text"] == text[: len(block["text"])] and len(block["text"]) == views_preview.PREVIEW_TEXT_CHARS
+    assert block["cut"] == 5_000_000 - views_preview.PREVIEW_TEXT_CHARS
     assert f"{block['cut']:,} more characters not shown" in markup.text
     assert block["text"] in markup.text  # shown as text, not markup
     assert res.content[0].text == text and res.text == text
-    assert repr(res).endswith(f"… ({5_000_000 - render.TEXT_REPR_CHARS:,} more characters), is_error=False)")
+    assert repr(res).endswith(f"… ({5_000_000 - views_text.TEXT_REPR_CHARS:,} more characters), is_error=False)")
 
 
 def test_two_thousand_images_fill_the_budget_and_count_the_rest():
@@ -101,7 +109,7 @@ def test_an_image_bigger_than_the_budget_is_a_note_and_the_blocks_after_it_still
     assert note == {
         "kind": "note",
         "text": f"image (image/png, {len(huge) * 3 // 4:,} bytes) too large to show: "
-        f"a preview holds {BUDGET:,} bytes (render.PREVIEW_BUDGET)",
+        f"a preview holds {BUDGET:,} bytes (preview.PREVIEW_BUDGET)",
     }
     assert text["text"] == "after" and image == {"kind": "image", "mime": "image/png", "data": PNG}
     assert [a["src"] for tag, a in markup.tags if tag == "img"] == [f"data:image/png;base64,{PNG}"]
@@ -140,7 +148,7 @@ def test_structured_content_with_a_hundred_thousand_nested_keys_is_bounded():
     node = preview["structured"]["node"]
     assert preview["structured"]["kind"] == "tree" and check_tree(node, value) > 10
     first_label = node["items"][0][0]
-    assert first_label == "K" * render.TREE_STRING + "…"
+    assert first_label == "K" * views_preview.TREE_STRING + "…"
     assert node["more"] == len(value) - len(node["items"])
     assert f"… {node['more']:,} more not shown" in markup.text
     assert "{100001 keys}" in markup.text
@@ -161,7 +169,7 @@ def test_deep_nesting_is_bounded_in_depth_and_size():
     node, depth = dict(top["items"])["chain"], 1
     while node["t"] == "a":
         node, depth = node["items"][0], depth + 1
-    assert node == {"t": "cut", "kind": "array", "n": 1} and depth == render.TREE_DEPTH
+    assert node == {"t": "cut", "kind": "array", "n": 1} and depth == views_preview.TREE_DEPTH
     assert "[1 items] (too deep to show)" in markup.text
     assert res.structured["chain"] is chain and res.structured["wide"] is wide
 
@@ -170,9 +178,9 @@ def test_a_huge_table_shows_the_rows_and_columns_that_fit():
     rows = [{f"c{j}": f"{i}:{'v' * 500}" for j in range(40)} for i in range(2_000)]
     res, preview, markup = views({"content": [], "structuredContent": rows})
     table = preview["structured"]
-    assert table["kind"] == "table" and table["columns"] == [f"c{j}" for j in range(render.TABLE_COLUMNS)]
-    assert 0 < len(table["rows"]) < render.TABLE_ROWS and table["more_rows"] == 2_000 - len(table["rows"])
-    assert table["more_columns"] == 40 - render.TABLE_COLUMNS
+    assert table["kind"] == "table" and table["columns"] == [f"c{j}" for j in range(views_preview.TABLE_COLUMNS)]
+    assert 0 < len(table["rows"]) < views_preview.TABLE_ROWS and table["more_rows"] == 2_000 - len(table["rows"])
+    assert table["more_columns"] == 40 - views_preview.TABLE_COLUMNS
     assert table["rows"][0][0] == rows[0]["c0"]
     assert f"{table['more_rows']:,} more rows not shown; 10 more columns not shown" in markup.text
     assert res.structured is rows
@@ -203,7 +211,7 @@ def mixed_result(repeat: int = 3_000, big: int = 1_000, nested: bool = True) -> 
 def test_a_mix_of_everything_with_markup_is_bounded_and_stays_text():
     raw = mixed_result()
     res, preview, markup = views(raw)
-    source = render.result_html(res)
+    source = views_html.result_html(res)
     assert (
         "<script" not in source
         and "<img src=x" not in source
@@ -222,15 +230,15 @@ def test_a_mix_of_everything_with_markup_is_bounded_and_stays_text():
     assert "the tool reported an error" in markup.text
     for block in preview["blocks"]:  # every string a server sent is cut
         for value in block.values():
-            assert not isinstance(value, str) or len(value) <= max(render.PREVIEW_TEXT_CHARS, len(PNG))
+            assert not isinstance(value, str) or len(value) <= max(views_preview.PREVIEW_TEXT_CHARS, len(PNG))
 
 
 def test_rendering_a_huge_result_takes_memory_in_proportion_to_the_budget_not_the_result():
     res = mtj.ToolResult.from_wire(mixed_result())
     tracemalloc.start()
     try:
-        render.result_html(res)
-        render.result_preview(res)
+        views_html.result_html(res)
+        views_preview.result_preview(res)
         repr(res)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -241,8 +249,8 @@ def test_rendering_a_huge_result_takes_memory_in_proportion_to_the_budget_not_th
 @pytest.mark.parametrize("budget", [0, 100, 1_000, 5_000])
 def test_a_small_budget_still_gives_a_valid_preview_within_it(budget):
     res = mtj.ToolResult.from_wire(mixed_result())
-    preview = render.result_preview(res, budget=budget)
-    source = render.preview_html(preview)
+    preview = views_preview.result_preview(res, budget=budget)
+    source = views_preview_html.preview_html(preview)
     assert_safe(source)
     if budget >= 1_000:  # below that only the frame and the notes are left, which may be a bit more
         assert len(source.encode()) <= budget and len(json.dumps(preview)) <= budget

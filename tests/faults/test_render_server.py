@@ -20,7 +20,8 @@ import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from mcp_tasks_jupyter.jupyter.widgets import bind
 from mcp_tasks_jupyter.jupyter.widgets.state import TaskTraits
-from mcp_tasks_jupyter.views import render
+from mcp_tasks_jupyter.views import html as views_html, text as views_text
+from mcp_tasks_jupyter.views.view import view_of
 from tests.jupyter.conftest import demo_client
 from tests.jupyter.test_render import assert_safe
 
@@ -73,7 +74,7 @@ async def test_a_five_megabyte_echo_from_the_demo_server_is_bounded_and_escaped(
     _, preview, markup = views(res.raw)
     [block] = preview["blocks"]
     assert block["cut"] == len(text) - len(block["text"]) > 0 and block["text"] in markup.text
-    assert "<script" not in render.result_html(res)
+    assert "<script" not in views_html.result_html(res)
 
 
 async def test_every_view_of_a_task_with_a_huge_result_is_bounded(tmp_path: Path):
@@ -91,7 +92,7 @@ async def test_every_view_of_a_task_with_a_huge_result_is_bounded(tmp_path: Path
     tracemalloc.start()
     try:
         views_ = {
-            "task_html": render.task_html(task),
+            "task_html": views_html.task_html(view_of(task)),
             "summary_html": summary_bundle(task)["text/html"],
             "summary_text": summary_bundle(task)["text/plain"],
             "task_text": repr(task),
@@ -120,7 +121,7 @@ async def test_every_view_of_a_task_with_a_huge_result_is_bounded(tmp_path: Path
     own = {k: v for k, v in synced.items() if not k.startswith("_")}  # leave out the widget's own JS and CSS
     assert len(json.dumps(own)) <= BUDGET + 20_000, f"{len(json.dumps(own)):,} bytes of widget state"
     # cut twice at most (once on the wire, protocol/bounds.py; once for the view), never whole
-    assert widget.status_message.endswith("…") and len(widget.status_message) <= render.MESSAGE_CHARS + 1
+    assert widget.status_message.endswith("…") and len(widget.status_message) <= views_text.MESSAGE_CHARS + 1
     assert message.startswith(widget.status_message[:-2])
     assert json.dumps(TaskTraits(task).traits()["result"]) == json.dumps(widget.result)
     widget.close()

@@ -11,7 +11,8 @@ import pytest
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.session import session as session_module
-from mcp_tasks_jupyter.views.render import summary_line
+from mcp_tasks_jupyter.views.text import summary_line
+from mcp_tasks_jupyter.views.view import view_of
 
 from .conftest import stdio_argv
 from .server import Error, http_fault_server
@@ -101,7 +102,9 @@ async def test_a_server_that_restarts_is_reconnected_and_polling_resumes():
         await server.stop()
         await until(lambda: handle.reconnecting)
         assert client.describe()["reconnecting"] is True
-        assert "working, reconnecting…" in summary_line(handle)  # the widget, board and sidebar say so too
+        assert "working, reconnecting…" in summary_line(
+            view_of(handle)
+        )  # the widget, board and sidebar say so too
         assert board_row(1, handle)["message"] == "reconnecting to the server…"
         polls_while_down = len(server.brain.requests("tasks/get"))
         await asyncio.sleep(0.5)

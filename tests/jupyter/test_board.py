@@ -29,7 +29,9 @@ from .conftest import DIALECT, WAIT, demo_client
 pytestmark = pytest.mark.anyio
 
 ROOT = pathlib.Path(__file__).parents[2]
-SOURCE = ROOT / "labextension" / "src" / "widgets" / "board.ts"
+# The board's front end: the widget module and its parts (rows, controls, table).
+WIDGETS = ROOT / "labextension" / "src" / "widgets"
+SOURCES = [WIDGETS / f"{name}.ts" for name in ("board", "boardrows", "boardcontrols", "boardtable")]
 BUNDLE = ROOT / "mcp_tasks_jupyter" / "jupyter" / "widgets" / "static" / "board.js"
 
 
@@ -261,7 +263,7 @@ async def test_a_history_row_keeps_the_arguments_order_and_shows_how_long_it_too
 
 
 def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself():
-    source = SOURCE.read_text()
+    source = "\n".join(path.read_text() for path in SOURCES)
     for code in (source, BUNDLE.read_text()):
         assert "innerHTML" not in code and "outerHTML" not in code and "insertAdjacentHTML" not in code
     for needed in (

@@ -17,7 +17,12 @@ from mcp_tasks_jupyter.jupyter.comm import task_entry
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
 from mcp_tasks_jupyter.jupyter.widgets import bind
 from mcp_tasks_jupyter.tasks import status
-from mcp_tasks_jupyter.views import markdown, render
+from mcp_tasks_jupyter.views import (
+    html as views_html,
+    markdown,
+    preview as views_preview,
+    preview_html as views_preview_html,
+)
 from mcp_tasks_jupyter.views.view import board_row, estimated_end, view_of
 from tests.support.waiting import eventually
 
@@ -105,10 +110,10 @@ async def test_a_question_waiting_reads_needs_input_and_a_good_result_completed(
 
 def test_markdown_text_is_rendered_and_plain_text_stays_preformatted():
     text = "# Report\n\n- **bold** point\n- a [link](https://example.org/x) and `code`\n\n1. one\n"
-    preview = render.result_preview(mtj.ToolResult.from_wire({"content": [{"type": "text", "text": text}]}))
+    preview = views_preview.result_preview(mtj.ToolResult.from_wire({"content": [{"type": "text", "text": text}]}))
     (block,) = preview["blocks"]
     assert block["kind"] == "markdown" and block["text"] == text
-    markup = assert_safe(render.preview_html(preview), extra=ALLOWED)
+    markup = assert_safe(views_preview_html.preview_html(preview), extra=ALLOWED)
     tags = [t for t, _ in markup.tags]
     assert tags[:3] == ["div", "div", "h1"] and "strong" in tags and "ol" in tags and "pre" not in tags
     assert (
@@ -117,7 +122,9 @@ def test_markdown_text_is_rendered_and_plain_text_stays_preformatted():
     ) in markup.tags
 
     for plain in ("value = 3 * 4 * 5\nsecond line", "done in 10 steps, value=385"):
-        preview = render.result_preview(mtj.ToolResult.from_wire({"content": [{"type": "text", "text": plain}]}))
+        preview = views_preview.result_preview(
+            mtj.ToolResult.from_wire({"content": [{"type": "text", "text": plain}]})
+        )
         assert preview["blocks"] == [{"kind": "text", "text": plain, "cut": 0}]
 
 
@@ -136,24 +143,24 @@ def test_markdown_from_a_server_is_never_markup_of_its_own(bad):
 
 def test_markdown_too_big_for_the_budget_is_its_text():
     text = "\n".join(f"- **item {i}**" for i in range(400))
-    small = render.result_preview(
+    small = views_preview.result_preview(
         mtj.ToolResult.from_wire({"content": [{"type": "text", "text": text}]}), budget=9000
     )
     assert small["blocks"][0]["kind"] == "text"
-    assert len(render.preview_html(small).encode()) <= 9000
+    assert len(views_preview_html.preview_html(small).encode()) <= 9000
 
 
 def test_records_under_one_key_of_the_structured_content_are_a_table():
     value = {"topic": "tides", "depth": 2, "sources": [{"title": "A", "url": "u1"}, {"title": "B", "url": "u2"}]}
-    table = render.structured_preview(value)
+    table = views_preview.structured_preview(value)
     assert table["kind"] == "table" and table["caption"] == "sources"
     assert table["columns"] == ["title", "url"] and table["rows"] == [["A", "u1"], ["B", "u2"]]
     assert table["fields"] == [["topic", "tides"], ["depth", "2"]]
-    markup = Markup(render.result_html(mtj.ToolResult.from_wire({"content": [], "structuredContent": value})))
+    markup = Markup(views_html.result_html(mtj.ToolResult.from_wire({"content": [], "structuredContent": value})))
     assert "caption" in [t for t, _ in markup.tags] and "details" not in [t for t, _ in markup.tags]
     assert "topic: tides" in markup.text
     for other in ({"a": [{"x": 1}], "b": [{"y": 2}]}, {"a": [{"x": 1}], "b": {"c": 1}}, {"a": [1, 2]}):
-        assert render.structured_preview(other)["kind"] == "tree"
+        assert views_preview.structured_preview(other)["kind"] == "tree"
 
 
 async def test_the_static_summary_shows_the_result_with_its_images(demo):
@@ -200,9 +207,9 @@ async def test_the_widget_has_an_eta_only_where_progress_allows_one(dialect, has
 def test_a_board_as_a_static_table_is_escaped_and_bounded(bad):
     row = {"tool": bad, "server": bad, "status": "error", "message": bad, "task_id": bad, "args": bad}
     rows = [{**row, "started": 1.0, "finished": 3.5}, {**row, "status": "working", "started": 1.0, "live": True}]
-    markup = assert_safe(render.board_html(rows))
+    markup = assert_safe(views_html.board_html(rows))
     assert markup.text.count(bad) == 10 and "tool error" in markup.text and "2.5 s" in markup.text
     assert "running" in markup.text
-    many = Markup(render.board_html([rows[0]] * (render.BOARD_ROWS + 7)))
-    assert [t for t, _ in many.tags].count("tr") == render.BOARD_ROWS + 1  # the head and the rows shown
+    many = Markup(views_html.board_html([rows[0]] * (views_html.BOARD_ROWS + 7)))
+    assert [t for t, _ in many.tags].count("tr") == views_html.BOARD_ROWS + 1  # the head and the rows shown
     assert "7 more tasks not shown" in many.text

@@ -140,7 +140,7 @@ def test_o_binds_a_tool_error_result_and_nothing_on_failure(kernel: Kernel) -> N
     )
     assert kernel.value("(raised.status, 'nothing' in dir())") == ("failed", False)
     # ... and its view says why the next cell will not find it
-    kernel.run("from mcp_tasks_jupyter.views.render import failure_message")
+    kernel.run("from mcp_tasks_jupyter.views.view import failure_message")
     assert "nothing stays unbound: the task ended without a result" in kernel.value("failure_message(raised)")
 
 

@@ -13,6 +13,7 @@ import copy
 import json
 import re
 from collections.abc import AsyncIterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ from mcp_tasks_jupyter.jupyter.widgets.state import board_row
 from mcp_tasks_jupyter.protocol.jsonrpc import Notification, Request
 from mcp_tasks_jupyter.protocol.task_state import TaskState
 from mcp_tasks_jupyter.tasks.control import control_of
-from mcp_tasks_jupyter.views import render
+from mcp_tasks_jupyter.views.html import task_html
+from mcp_tasks_jupyter.views.view import view_of
 from tests.support import demo_stdio_argv, eventually
 from tests.support.paths import REPO_ROOT
 
@@ -179,7 +181,7 @@ async def test_the_form_has_the_fields_of_the_demo_question(nb):
     )  # a server that says nothing itself
     assert board_row(0, task)["message"] == f"waiting for input: {form['message']}"
     control_of(task).apply(TaskState(task.task_id, task.status, said, ttl_ms=task.ttl_ms))
-    assert f"waiting for input: {render._esc(form['message'])}" in render.task_html(task)
+    assert f"waiting for input: {escape(form['message'])}" in task_html(view_of(task))
     await task.cancel()
 
 
@@ -468,8 +470,8 @@ async def test_hostile_text_from_the_server_stays_text(nb, hostile):
     # sent as data, verbatim: the front end sets it with textContent
     assert hostile in form["message"] and hostile in form["fields"][0]["description"]
     assert form["fields"][0]["options"][0] == [f"{hostile} (history)", f"The history of {hostile}"]
-    html = render.task_html(task)  # the static view escapes it
-    assert hostile not in html and render._esc(hostile) in html
+    html = task_html(view_of(task))  # the static view escapes it
+    assert hostile not in html and escape(hostile) in html
     answer(widget, content={"interpretation": f"{hostile} (economics)"})
     result = await asyncio.wait_for(task, WAIT)
     assert result.structured["interpretation"] == f"{hostile} (economics)"

@@ -1,4 +1,4 @@
-"""render.py: stable text forms and safe, self-contained HTML for tasks and results."""
+"""views/text.py, preview.py and html.py: stable text forms and safe, self-contained HTML for tasks and results."""
 
 from __future__ import annotations
 
@@ -11,9 +11,15 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.jupyter.display import summary_bundle
-from mcp_tasks_jupyter.views import render
+from mcp_tasks_jupyter.tasks import renderers
+from mcp_tasks_jupyter.views import html as views_html, preview as views_preview, text as views_text
+from mcp_tasks_jupyter.views.install import install_renderers
+from mcp_tasks_jupyter.views.view import view_of
 
 from .conftest import HOSTILE, WAIT, demo_client
+
+# Results made here without a client draw as a client's do (a client installs the views: Client.__init__).
+install_renderers()
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 ALLOWED_TAGS = {
@@ -90,11 +96,11 @@ def test_hostile_result_text_keys_values_and_mime_types_are_text_not_markup(bad)
             "structuredContent": {bad: {bad: [bad, {"k": bad}]}, "rows": [{bad: bad}]},
         }
     )
-    markup = assert_safe(render.result_html(res))
+    markup = assert_safe(views_html.result_html(res))
     assert markup.text.count(bad) >= 6  # shown, as text
     assert not any(tag == "img" for tag, _ in markup.tags)  # neither image is acceptable
     assert not any(tag == "a" for tag, _ in markup.tags)  # javascript: is no link
-    table = assert_safe(render.result_html(result({"content": [], "structuredContent": [{bad: bad}]})))
+    table = assert_safe(views_html.result_html(result({"content": [], "structuredContent": [{bad: bad}]})))
     assert any(tag == "table" for tag, _ in table.tags) and table.text.count(bad) == 2
 
 
@@ -105,12 +111,20 @@ async def test_hostile_server_name_status_message_result_and_failure_are_escaped
         task = await client.start_task("slow_compute", {"seconds": 0.6, "steps": 3, "label": bad})
         await asyncio.sleep(0.3)
         assert bad in (task.status_message or "")
-        for source in (render.task_html(task), render.running_html(task), summary_bundle(task)["text/html"]):
+        for source in (
+            views_html.task_html(view_of(task)),
+            views_html.running_html(view_of(task)),
+            summary_bundle(task)["text/html"],
+        ):
             markup = assert_safe(source)
             assert HOSTILE[0] in markup.text
-        assert bad in assert_safe(render.task_html(task)).text
+        assert bad in assert_safe(views_html.task_html(view_of(task))).text
         await asyncio.wait_for(task, WAIT)
-        for source in (render.task_html(task), render.summary_html(task), task._repr_mimebundle_()["text/html"]):
+        for source in (
+            views_html.task_html(view_of(task)),
+            views_html.summary_html(view_of(task)),
+            task._repr_mimebundle_()["text/html"],
+        ):
             markup = assert_safe(source)
             assert bad in markup.text and HOSTILE[0] in markup.text
 
@@ -119,16 +133,16 @@ async def test_hostile_server_name_status_message_result_and_failure_are_escaped
         )
         with pytest.raises(mtj.TaskFailed):
             await asyncio.wait_for(failing, WAIT)
-        for source in (render.task_html(failing), render.summary_html(failing)):
+        for source in (views_html.task_html(view_of(failing)), views_html.summary_html(view_of(failing))):
             assert bad in assert_safe(source).text
 
         # The tool name is the caller's label for an attached task: escaped all the same.
         attached = client.attach("no-such-task", tool=HOSTILE[0])
         with pytest.raises(mtj.TaskNotFound):
             await asyncio.wait_for(attached, WAIT)
-        for source in (render.task_html(attached), render.summary_html(attached)):
+        for source in (views_html.task_html(view_of(attached)), views_html.summary_html(view_of(attached))):
             assert HOSTILE[0] in assert_safe(source).text
-        assert "<TaskHandle <script>" in render.task_text(attached)  # plain text stays as sent
+        assert "<TaskHandle <script>" in views_text.task_text(view_of(attached))  # plain text stays as sent
 
 
 # -- images and links -----------------------------------------------------------------------------
@@ -137,7 +151,7 @@ async def test_hostile_server_name_status_message_result_and_failure_are_escaped
 @pytest.mark.parametrize("mime", ["image/png", "image/jpeg", "image/gif", "image/webp"])
 def test_allowed_image_types_with_valid_base64_become_data_uris(mime):
     markup = assert_safe(
-        render.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": PNG}]}))
+        views_html.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": PNG}]}))
     )
     assert [a["src"] for tag, a in markup.tags if tag == "img"] == [f"data:{mime};base64,{PNG}"]
 
@@ -153,10 +167,12 @@ def test_allowed_image_types_with_valid_base64_become_data_uris(mime):
     ],
 )
 def test_other_images_are_a_note_not_an_image(mime, data):
-    preview = render.result_preview(result({"content": [{"type": "image", "mimeType": mime, "data": data}]}))
+    preview = views_preview.result_preview(
+        result({"content": [{"type": "image", "mimeType": mime, "data": data}]})
+    )
     assert preview["blocks"][0]["kind"] == "note"
     markup = assert_safe(
-        render.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": data}]}))
+        views_html.result_html(result({"content": [{"type": "image", "mimeType": mime, "data": data}]}))
     )
     assert not any(tag == "img" for tag, _ in markup.tags) and mime in markup.text
 
@@ -174,7 +190,7 @@ def test_resource_links_are_live_only_for_http():
             ]
         )
     ]
-    markup = assert_safe(render.result_html(result({"content": links})))
+    markup = assert_safe(views_html.result_html(result({"content": links})))
     assert [a["href"] for tag, a in markup.tags if tag == "a"] == [
         "https://example.org/a?b=1&c=2",
         "http://x.test/",
@@ -186,17 +202,18 @@ def test_resource_links_are_live_only_for_http():
 
 
 def test_huge_text_is_cut_with_a_note_of_how_much():
-    text = "x" * (render.PREVIEW_TEXT_CHARS + 12_345)
+    text = "x" * (views_preview.PREVIEW_TEXT_CHARS + 12_345)
     res = result({"content": [{"type": "text", "text": text}, {"type": "text", "text": "more"}]})
-    preview = render.result_preview(res)
+    preview = views_preview.result_preview(res)
     assert [b["cut"] for b in preview["blocks"]] == [12_345, 0]  # the limit is per block
     assert (
-        len(preview["blocks"][0]["text"]) == render.PREVIEW_TEXT_CHARS and preview["blocks"][1]["text"] == "more"
+        len(preview["blocks"][0]["text"]) == views_preview.PREVIEW_TEXT_CHARS
+        and preview["blocks"][1]["text"] == "more"
     )
-    assert "12,345 more characters not shown" in Markup(render.result_html(res)).text
-    more = len(res.text) - render.TEXT_REPR_CHARS
-    assert render.result_text(res) == (
-        f"ToolResult(text={'x' * render.TEXT_REPR_CHARS!r}… ({more:,} more characters), is_error=False)"
+    assert "12,345 more characters not shown" in Markup(views_html.result_html(res)).text
+    more = len(res.text) - views_text.TEXT_REPR_CHARS
+    assert views_text.result_text(res) == (
+        f"ToolResult(text={'x' * views_text.TEXT_REPR_CHARS!r}… ({more:,} more characters), is_error=False)"
     )
 
 
@@ -205,16 +222,20 @@ def test_huge_structures_are_bounded():
     for i in range(20):
         deep = {f"level{i}": deep}
     wide = {"items": list(range(5000)), "deep": deep, "long": "y" * 50_000}
-    node = render.structured_preview(wide)["node"]
+    node = views_preview.structured_preview(wide)["node"]
     items = dict(node["items"])
-    assert len(items["items"]["items"]) == render.TREE_ITEMS and items["items"]["more"] == 5000 - render.TREE_ITEMS
-    assert items["long"]["cut"] == 50_000 - render.TREE_STRING
     assert (
-        "too deep to show" in Markup(render.result_html(result({"content": [], "structuredContent": wide}))).text
+        len(items["items"]["items"]) == views_preview.TREE_ITEMS
+        and items["items"]["more"] == 5000 - views_preview.TREE_ITEMS
     )
-    rows = [{"i": i} for i in range(render.TABLE_ROWS + 7)]
-    table = render.structured_preview(rows)
-    assert len(table["rows"]) == render.TABLE_ROWS and table["more_rows"] == 7
+    assert items["long"]["cut"] == 50_000 - views_preview.TREE_STRING
+    assert (
+        "too deep to show"
+        in Markup(views_html.result_html(result({"content": [], "structuredContent": wide}))).text
+    )
+    rows = [{"i": i} for i in range(views_preview.TABLE_ROWS + 7)]
+    table = views_preview.structured_preview(rows)
+    assert len(table["rows"]) == views_preview.TABLE_ROWS and table["more_rows"] == 7
 
 
 # -- table or tree --------------------------------------------------------------------------------
@@ -222,15 +243,15 @@ def test_huge_structures_are_bounded():
 
 def test_a_list_of_flat_objects_is_a_table_anything_else_a_tree():
     rows = [{"name": "a", "n": 1, "ok": True}, {"name": "b", "extra": None, "n": 2.5}]
-    table = render.structured_preview(rows)
+    table = views_preview.structured_preview(rows)
     assert table["kind"] == "table" and table["columns"] == ["name", "n", "ok", "extra"]
     assert table["rows"] == [["a", "1", "true", ""], ["b", "2.5", "", ""]]
-    markup = Markup(render.result_html(result({"content": [], "structuredContent": rows})))
+    markup = Markup(views_html.result_html(result({"content": [], "structuredContent": rows})))
     assert [t for t, _ in markup.tags if t in ("table", "details")] == ["table"]
 
     for value in ({"a": 1}, [{"a": {"nested": 1}}], [1, 2], [], "text", 3):
-        assert render.structured_preview(value)["kind"] == "tree"
-    markup = Markup(render.result_html(result({"content": [], "structuredContent": {"a": [1, {"b": 2}]}})))
+        assert views_preview.structured_preview(value)["kind"] == "tree"
+    markup = Markup(views_html.result_html(result({"content": [], "structuredContent": {"a": [1, {"b": 2}]}})))
     assert "details" in [t for t, _ in markup.tags] and "table" not in [t for t, _ in markup.tags]
 
 
@@ -247,11 +268,11 @@ async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_
             texts.append(
                 (
                     repr(task),
-                    render.task_text(task),
+                    views_text.task_text(view_of(task)),
                     task._repr_mimebundle_()["text/plain"],
                     repr(res),
                     res._repr_mimebundle_()["text/plain"],
-                    render.summary_line(task, timing=False),
+                    views_text.summary_line(view_of(task), timing=False),
                     summary_bundle(task)["text/plain"],
                 )
             )
@@ -269,7 +290,20 @@ async def test_text_forms_are_the_same_for_the_same_outcome_and_carry_no_ids_or_
     assert (
         summary == "slow_compute label=sq seconds=0.3 steps=3 on demo: completed — sq: done in 3 steps, value=14"
     )
-    assert "completed in " in render.summary_line(task)  # the timed form is for HTML and printing
+    assert "completed in " in views_text.summary_line(view_of(task))  # the timed form is for HTML and printing
+
+
+@pytest.mark.anyio
+async def test_a_client_installs_the_views_as_its_handles_and_results_repr(monkeypatch: pytest.MonkeyPatch):
+    for name in ("task_text", "task_html", "result_text", "result_html"):
+        monkeypatch.setattr(renderers.RENDERERS, name, None)
+    assert repr(result({"content": []})) == "ToolResult(is_error=False)"  # none installed: the plain stand-in
+    async with demo_client() as client:
+        task = await client.start_task("slow_compute", {"seconds": 0.1, "steps": 1, "label": "sq"})
+        res = await asyncio.wait_for(task, WAIT)
+    assert repr(task) == "<TaskHandle slow_compute on demo: completed>"
+    assert task._repr_mimebundle_()["text/html"].startswith('<div class="mtj-task"')
+    assert repr(res).startswith("ToolResult(text='sq: done in 1 steps") and "text/html" in res._repr_mimebundle_()
 
 
 def test_control_characters_never_break_a_one_line_form():

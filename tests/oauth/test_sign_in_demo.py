@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from mcp_tasks_jupyter.dialects.base import TaskDialect
 from mcp_tasks_jupyter.dialects.core_2025 import Core2025Dialect
+from mcp_tasks_jupyter.dialects.dialect import TaskDialect
 from mcp_tasks_jupyter.dialects.ext import ExtDialect
 from mcp_tasks_jupyter.oauth.sign_in import OAuthSignIn
 from tests.faults.server import Raw, http_fault_server

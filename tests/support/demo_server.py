@@ -48,8 +48,8 @@ from typing import Any
 
 from mcp_tasks_jupyter.demo.__main__ import main as demo_main
 from mcp_tasks_jupyter.demo.auth_server import DemoAuthorizationServer
-from mcp_tasks_jupyter.demo.config import DemoConfig
-from mcp_tasks_jupyter.demo.jsonrpc import INTERNAL_ERROR, RpcError
+from mcp_tasks_jupyter.demo.options import DemoConfig
+from mcp_tasks_jupyter.demo.rpc import INTERNAL_ERROR, RpcError
 from mcp_tasks_jupyter.demo.server import DemoServer
 from mcp_tasks_jupyter.demo.tools import FAILING_JOB, Tool, ToolContext, build_tools, text_result
 

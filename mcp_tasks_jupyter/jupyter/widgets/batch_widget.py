@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...views.render import MESSAGE_CHARS
+from ...views.text import MESSAGE_CHARS
 from . import front_end
 from .live import LiveWidget
 

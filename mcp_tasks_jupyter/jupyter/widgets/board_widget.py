@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...views.render import board_html
+from ...views.html import board_html
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...views.render import MESSAGE_CHARS, outcome_line, task_text
+from ...views.text import MESSAGE_CHARS, outcome_line, task_text
 from ...views.view import view_of
 from . import front_end
 from .live import LiveTaskView
@@ -58,11 +58,11 @@ class CompactTaskWidget(LiveTaskView, anywidget.AnyWidget):
         self._follow(handle)
 
     def __repr__(self) -> str:
-        return f"CompactTaskWidget({task_text(self._handle)})"
+        return f"CompactTaskWidget({task_text(view_of(self._handle))})"
 
     def _current_state(self) -> dict[str, Any]:
         seen = view_of(self._handle)
-        text = (seen.failure or outcome_line(self._handle)) if seen.done else seen.board_message
+        text = (seen.failure or outcome_line(seen)) if seen.done else seen.board_message
         if len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + "…"
         return {
@@ -75,7 +75,7 @@ class CompactTaskWidget(LiveTaskView, anywidget.AnyWidget):
             "started": seen.started or 0.0,
             "finished": seen.finished,
             "done": seen.done,
-            "failed": seen.failure is not None or (seen.done and self._handle.result().is_error),
+            "failed": seen.failed,
             "cancelling": self._cancelling and not seen.done,
         }
 

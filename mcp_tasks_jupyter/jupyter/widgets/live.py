@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ...views.render import task_text
+from ...views.text import task_text
+from ...views.view import view_of
 from ..runtime import get_runtime
 from .coalesce import Coalescer
 
@@ -153,4 +154,4 @@ class LiveTaskView(LiveWidget):
         return self._handle.cancel()
 
     def _plain_text(self) -> str:
-        return task_text(self._handle)
+        return task_text(view_of(self._handle))

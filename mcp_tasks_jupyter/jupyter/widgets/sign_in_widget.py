@@ -26,7 +26,7 @@ Paste = Callable[[str], Awaitable[str]]
 
 
 class SignInWidget(anywidget.AnyWidget):
-    """One sign-in waiting for a person (shown by ``jupyter/sign_in.py``'s link)."""
+    """One sign-in waiting for a person (shown by ``jupyter/notebook_sign_in.py``'s link)."""
 
     _esm = front_end.esm("signin")
     _css = front_end.css("signin")

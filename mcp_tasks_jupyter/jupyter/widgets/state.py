@@ -11,7 +11,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...views import view
-from ...views.render import MESSAGE_CHARS, QUESTIONS_SHOWN, pending_questions, result_preview
+from ...views.preview import result_preview
+from ...views.text import MESSAGE_CHARS, QUESTIONS_SHOWN
 from ...views.view import estimated_end, record_view, view_of
 
 if TYPE_CHECKING:
@@ -49,8 +50,8 @@ class TaskTraits:
             self._finished_seen = True
             error = seen.failure
             self._error = error if error is None or len(error) <= ERROR_CHARS else error[:ERROR_CHARS] + "…"
-            # Bounded (render.PREVIEW_BUDGET characters of JSON): this is what the browser is sent.
-            self._preview = result_preview(h.result()) if self._error is None else None
+            # Bounded (preview.PREVIEW_BUDGET characters of JSON): this is what the browser is sent.
+            self._preview = result_preview(seen.result) if seen.result is not None else None
         return {
             "tool": seen.tool,
             "server": seen.server,
@@ -69,9 +70,7 @@ class TaskTraits:
             "result": self._preview,
             "logs": self._logs(),
             "log_count": len(h.logs),
-            "pending": [_cut(q, MESSAGE_CHARS) for q in pending_questions(h)[:QUESTIONS_SHOWN]]
-            if h.pending_input
-            else [],
+            "pending": [_cut(q, MESSAGE_CHARS) for q in seen.questions[:QUESTIONS_SHOWN]],
         }
 
     def _eta(self) -> float | None:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets as t
 
-from ...views.render import task_text
+from ...views.text import task_text
+from ...views.view import view_of
 from . import front_end, registry
 from .live import LiveTaskView
 from .question_form import FormHost, Question
@@ -53,7 +54,7 @@ class TaskWidget(LiveTaskView, FormHost, anywidget.AnyWidget):
     eta = t.Float(None, allow_none=True).tag(sync=True)
     done = t.Bool(False).tag(sync=True)
     error = t.Unicode("").tag(sync=True)
-    #: ``render.result_preview`` of the result once the task completed.
+    #: ``preview.result_preview`` of the result once the task completed.
     result = t.Dict(None, allow_none=True).tag(sync=True)
     logs = t.List(t.Unicode()).tag(sync=True)
     log_count = t.Int(0).tag(sync=True)
@@ -78,7 +79,7 @@ class TaskWidget(LiveTaskView, FormHost, anywidget.AnyWidget):
             registry.register(handle, self)
 
     def __repr__(self) -> str:
-        return f"TaskWidget({task_text(self._handle)})"
+        return f"TaskWidget({task_text(view_of(self._handle))})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         self.displayed = True
