@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     )
     from .exports.frames import to_dataframe
     from .exports.provenance import export, read_export
+    from .index.author import Author, set_author
     from .oauth import OAuth, TokenStore, finish_sign_in
     from .protocol.task_state import TaskState
     from .protocol.types import Tool
@@ -87,6 +88,8 @@ _LAZY = {
     "export": ".exports.provenance",
     "read_export": ".exports.provenance",
     "to_dataframe": ".exports.frames",
+    "Author": ".index.author",
+    "set_author": ".index.author",
 }
 
 
@@ -122,6 +125,7 @@ def unload_ipython_extension(ipython: "InteractiveShell") -> None:
 
 __all__ = [
     "AuthenticationFailed",
+    "Author",
     "Batch",
     "Client",
     "ConnectionFailed",
@@ -155,5 +159,6 @@ __all__ = [
     "finish_sign_in",
     "gather",
     "read_export",
+    "set_author",
     "to_dataframe",
 ]

@@ -27,8 +27,10 @@ log = logging.getLogger(__name__)
 #: error): added as empty columns to older rows. 4: ``status`` is the task's outcome as this client
 #: saw it (a tool error is ``error``, or ``declined`` when a question was declined, never ``completed``;
 #: see ``tasks/status.py``) and ``server_status`` the server's own last word; who started the task
-#: (``username``, ``hostname``, ``pid``). Older rows are re-derived from their stored result.
-SCHEMA_VERSION = 4
+#: (``username``, ``hostname``, ``pid``). Older rows are re-derived from their stored result. 5: the person
+#: (``author``: JSON text with ``name`` and, when given, ``orcid`` and ``affiliation``; ``index/author.py``),
+#: empty for older rows and wherever nobody named themselves (the login name stays the only word on who).
+SCHEMA_VERSION = 5
 
 #: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
 #: ``copy.py`` copies them all).
@@ -62,6 +64,7 @@ COLUMNS = (
     ("username", "TEXT"),
     ("hostname", "TEXT"),
     ("pid", "INTEGER"),
+    ("author", "TEXT"),
 )
 
 #: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
@@ -72,6 +75,8 @@ ADDED_IN_3 = tuple(
 )
 #: The columns version 4 added.
 ADDED_IN_4 = tuple(column for column in COLUMNS if column[0] in ("server_status", "username", "hostname", "pid"))
+#: The column version 5 added.
+ADDED_IN_5 = tuple(column for column in COLUMNS if column[0] == "author")
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tasks (\n"
@@ -194,7 +199,7 @@ def migrate(db: sqlite3.Connection) -> None:
             if version < 2:
                 db.execute("UPDATE tasks SET args_key = '' WHERE args_key != ''")
             present = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
-            for column, kind in (*ADDED_IN_3, *ADDED_IN_4):
+            for column, kind in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5):
                 if column not in present:
                     db.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
             if version < 4:

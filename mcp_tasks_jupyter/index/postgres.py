@@ -31,7 +31,7 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict
 
 from ..redact import scrub
-from .database import ADDED_IN_3, ADDED_IN_4, COLUMNS, SCHEMA_VERSION, outcomes_from_results
+from .database import ADDED_IN_3, ADDED_IN_4, ADDED_IN_5, COLUMNS, SCHEMA_VERSION, outcomes_from_results
 from .location import IndexLocation
 
 log = logging.getLogger(__name__)
@@ -223,7 +223,7 @@ def migrate(db: psycopg.Connection[Any]) -> None:
         version = int(rows[0][0]) if rows else 0
         if version >= SCHEMA_VERSION:
             return
-        for column, kind in (*ADDED_IN_3, *ADDED_IN_4):
+        for column, kind in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5):
             run(f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {column} {TYPES[kind]}")
         if 0 < version < 4:
             outcomes_from_results(run)

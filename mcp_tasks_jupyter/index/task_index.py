@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ..redact import redact_arguments
 from ..tasks.status import FINISHED as FINISHED_STATUSES
 from . import key as index_key, unwritten
+from .author import Author, current_author
 from .backend import IndexBackend
 from .database import SCHEMA_VERSION, IndexDatabase
 from .location import IndexLocation, parse_location
@@ -82,7 +83,7 @@ _KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result", "finished_at", "
 _COLUMNS = (
     "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
     "status_message, result, transport, protocol, dialect, server_software, server_version, started_at, "
-    "finished_at, questions, error, recorded_at, updated_at, server_status, username, hostname, pid"
+    "finished_at, questions, error, recorded_at, updated_at, server_status, username, hostname, pid, author"
 )
 
 
@@ -137,6 +138,8 @@ class TaskRecord:
     username: str | None = None
     hostname: str | None = None
     pid: int | None = None
+    #: The person, when they named themselves (``index/author.py``): None leaves only ``username``.
+    author: Author | None = None
 
 
 def file_path(location: str | os.PathLike[str]) -> Path:
@@ -415,6 +418,7 @@ class TaskIndex:
             "username": _STARTER.username,
             "hostname": _STARTER.hostname,
             "pid": _STARTER.pid,
+            "author": author.as_json() if (author := current_author()) is not None else None,
             "recorded_at": now,
             "updated_at": now,
             "started_at": started_at if started_at is not None else now,
@@ -552,6 +556,7 @@ def _record(r: tuple[Any, ...]) -> TaskRecord:
         username=r[25],
         hostname=r[26],
         pid=r[27],
+        author=Author.from_json(r[28]),
     )
 
 

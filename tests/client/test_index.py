@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import mcp_tasks_jupyter as mtj
+from mcp_tasks_jupyter.index.database import SCHEMA
 from mcp_tasks_jupyter.index.task_index import SCHEMA_VERSION, ServerIdentity, TaskIndex
 from mcp_tasks_jupyter.redact import REDACTED, redact_arguments
 from mcp_tasks_jupyter.views.text import summary_line
@@ -40,7 +41,7 @@ def test_schema_and_database_settings(index_location: str) -> None:
         db = sqlite3.connect(index.path)
         columns = {r[1] for r in db.execute("PRAGMA table_info(tasks)")}
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 5
     else:
         columns = {
             str(name)
@@ -67,6 +68,7 @@ def test_schema_and_database_settings(index_location: str) -> None:
         "username",
         "hostname",
         "server_status",
+        "author",
     } <= columns
     record = index.get(row)
     assert record is not None and (record.tool, record.task_id, record.status, record.ttl_ms) == (
@@ -82,6 +84,48 @@ def test_schema_and_database_settings(index_location: str) -> None:
     assert index.cached(DEMO.target, "slow_compute", {"seconds": 2}).id == row  # type: ignore[union-attr]
     assert index.cached(DEMO.target, "slow_compute", {"seconds": 3}) is None
     assert [r.id for r in index.clear(DEMO.target)] == [row] and index.records() == []
+
+
+def test_the_person_who_named_themselves_is_on_every_record(
+    index_location: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "jupyter-config"))
+    monkeypatch.delenv("MTJ_AUTHOR", raising=False)
+    index = TaskIndex(index_location)
+    nobody = index.add(DEMO, "slow_compute", {"seconds": 1})
+    mtj.set_author(
+        "Josiah  Carberry", orcid="https://orcid.org/0000-0002-1825-0097", affiliation="Brown University"
+    )
+    try:
+        named = index.add(DEMO, "slow_compute", {"seconds": 2})
+    finally:
+        mtj.set_author()
+    assert nobody is not None and named is not None
+    without, given = index.get(nobody), index.get(named)
+    assert without is not None and without.author is None and without.username  # the login name, as before
+    assert given is not None and given.author == mtj.Author(
+        "Josiah Carberry", "0000-0002-1825-0097", "Brown University"
+    )
+    assert given.author.orcid_url == "https://orcid.org/0000-0002-1825-0097"
+
+
+def test_an_index_of_version_4_gains_the_author_column(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA.replace(",\n    author TEXT", "").split("CREATE INDEX")[0])
+    db.execute(
+        "INSERT INTO tasks (id, server_name, target, tool, arguments, args_key, status, recorded_at, updated_at, "
+        "username) VALUES (7, 'demo', 'x', 'slow_compute', '{}', 'k', 'completed', 1, 1, 'ada')"
+    )
+    db.execute("PRAGMA user_version = 4")
+    db.commit()
+    db.close()
+    [record] = TaskIndex(path).records()
+    assert (record.id, record.username, record.author) == (7, "ada", None)
+    db = sqlite3.connect(path)
+    assert "author" in {r[1] for r in db.execute("PRAGMA table_info(tasks)")}
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
 
 
 def test_secret_argument_values_are_never_written(index_location: str) -> None:

@@ -254,6 +254,7 @@ def test_an_older_schema_on_postgresql_is_migrated(postgres_server: PostgresServ
     records = {r.id: r for r in TaskIndex(url).records()}
     assert (records[1].status, records[1].server_status) == ("error", "completed")
     assert (records[2].status, records[2].server_status) == ("completed", "completed")
+    assert records[1].author is None  # version 5's column, empty for older rows
     assert run_sql(url, "SELECT version FROM mtj_schema") == [(SCHEMA_VERSION,)]
     TaskIndex(url).records()  # opened again: nothing more to do
     assert run_sql(url, "SELECT COUNT(*) FROM mtj_schema") == [(1,)]
