@@ -15,12 +15,13 @@ from .dialects.dialect import TaskDialect
 from .errors import ConnectionFailed, ToolNotFound, UsageError
 from .index.task_index import ServerIdentity, TaskIndex, notebook_path
 from .oauth import OAuth, OAuthSignIn
-from .protocol import headers as wire_headers
+from .protocol import apps as wire_apps, headers as wire_headers
 from .protocol.bounds import MAX_LIST_PAGES
 from .protocol.task_state import TaskState
 from .protocol.types import Implementation, ListToolsResult, Tool
 from .redact import safe_url, scrub, scrub_data
 from .running.answering import Answerer
+from .running.app_resources import AppResources
 from .running.batch import DEFAULT_LIMIT, Batch
 from .running.lifecycle import TaskLifecycle
 from .session.handshake import PROBE_TIMEOUT_S, check_version, handshake
@@ -69,6 +70,10 @@ class Client:
             session, elicitation_handler=elicitation_handler, sampling_handler=sampling_handler
         )
         self.lifecycle = TaskLifecycle(session, dialect, identity=lambda: self.identity)
+        #: MCP Apps: whether this connection declared the extension (``connect(..., apps=False)``: no), and
+        #: its app tools' views, read once (``running/app_resources.py``).
+        self.apps_enabled = wire_apps.EXTENSION in session.capabilities.get("extensions", {})
+        self.app_views = AppResources(session)
         session.answer_inputs = self.answerer.answer_inputs
         session.on_lost.append(lambda _exc: self.lifecycle.connection_lost())
         session.on_connection.append(self.lifecycle.connection_changed)
@@ -492,12 +497,14 @@ def _paused_while_signing_in(auth: AuthHook | None, deadline: asyncio.Timeout, s
         auth.waiting.remove(waiting)
 
 
-def _client_capabilities(sampling: bool) -> dict[str, Any]:
+def _client_capabilities(sampling: bool, apps: bool = True) -> dict[str, Any]:
     # Elicitation is always offered: questions are answered by the handler, by a task's `answers`,
     # or declined at once, so a server that asks never waits on nobody.
     caps: dict[str, Any] = {"tasks": {"requests": {}}, "elicitation": {"form": {}}}
     if sampling:
         caps["sampling"] = {}
+    if apps:  # MCP Apps: a notebook draws a tool's own view (session/handshake.py declares it on every wire)
+        caps["extensions"] = {wire_apps.EXTENSION: dict(wire_apps.CLIENT_SETTINGS)}
     return caps
 
 
@@ -515,13 +522,14 @@ async def open_client(
     index: TaskIndex | str | os.PathLike[str] | None = None,
     reconnect_for: float = RECONNECT_FOR_S,
     auth: OAuth | AuthHook | None = None,
+    apps: bool = True,
 ) -> Client:
     check_dialect(dialect)
     check_version(protocol_version)
     transport = _transport_for(target, headers, env, auth, name)
     if not reconnect_for >= 0:
         raise UsageError(f"reconnect_for must be a number of seconds >= 0, not {reconnect_for!r}")
-    session = Session(transport, name=name, capabilities=_client_capabilities(sampling_handler is not None))
+    session = Session(transport, name=name, capabilities=_client_capabilities(sampling_handler is not None, apps))
     session.reconnect_for = float(reconnect_for)
     # A dialect that lives on one wire decides it; otherwise the handshake finds out.
     stateless = True if dialect in STATELESS else False if dialect in STATEFUL else None
@@ -583,6 +591,7 @@ def connect(
     index: TaskIndex | str | os.PathLike[str] | None = None,
     reconnect_for: float = RECONNECT_FOR_S,
     auth: OAuth | AuthHook | None = None,
+    apps: bool = True,
 ) -> Connecting:
     """Connect to an MCP server.
 
@@ -603,6 +612,8 @@ def connect(
     ``auth``: ``mtj.OAuth(...)`` signs in with OAuth when the server asks for it (the MCP authorization
     flow: a sign-in link for a person, tokens kept in the token store and refreshed); or any object
     with the ``transport.auth.AuthHook`` interface.
+    ``apps``: MCP Apps (default True): the client declares the ``io.modelcontextprotocol/ui`` extension and
+    a notebook draws an app tool's own view in the task's output; False draws the plain result.
     """
     return Connecting(
         target,
@@ -617,4 +628,5 @@ def connect(
         index=index,
         reconnect_for=reconnect_for,
         auth=auth,
+        apps=apps,
     )

@@ -22,6 +22,7 @@ import asyncio
 import logging
 from typing import Any, ClassVar
 
+from . import app_tools
 from .options import DemoConfig
 from .pagination import InvalidCursor, decode_cursor, encode_cursor
 from .rpc import (
@@ -191,6 +192,8 @@ class Session2025:
         "logging/setLevel": "_set_level",
         "tools/list": "_tools_list",
         "tools/call": "_tools_call",
+        "resources/list": "_resources_list",
+        "resources/read": "_resources_read",
         "tasks/get": "_tasks_get",
         "tasks/result": "_tasks_result",
         "tasks/cancel": "_tasks_cancel",
@@ -403,6 +406,7 @@ class Session2025:
             "protocolVersion": self.protocol_version,
             "capabilities": {
                 "tools": {"listChanged": False},
+                "resources": {},
                 "logging": {},
                 "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
             },
@@ -412,6 +416,15 @@ class Session2025:
 
     async def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    async def _resources_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        return app_tools.list_resources()
+
+    async def _resources_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        found = app_tools.read_resource(params.get("uri"))
+        if found is None:
+            raise RpcError(app_tools.RESOURCE_NOT_FOUND, f"Resource not found: {params.get('uri')!r}")
+        return found
 
     async def _set_level(self, params: dict[str, Any]) -> dict[str, Any]:
         level = params.get("level")
@@ -431,7 +444,10 @@ class Session2025:
         except InvalidCursor:
             raise RpcError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}") from None
         end = start + self.config.tools_page_size
-        result: dict[str, Any] = {"tools": [tool_to_wire(tool) for tool in self._tool_list[start:end]]}
+        apps = app_tools.declares_apps(self.client_capabilities)
+        result: dict[str, Any] = {
+            "tools": [app_tools.for_client(tool_to_wire(tool), apps) for tool in self._tool_list[start:end]]
+        }
         if end < len(self._tool_list):
             result["nextCursor"] = encode_cursor("tools", end)
         return result

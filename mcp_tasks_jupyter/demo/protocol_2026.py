@@ -44,6 +44,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from . import app_tools
 from .mrtr import InputRequired, Round, StateCodec
 from .options import DemoConfig
 from .pagination import InvalidCursor, decode_cursor, encode_cursor
@@ -259,6 +260,8 @@ class Stateless2026:
             "ping": self._ping,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
+            "resources/list": self._resources_list,
+            "resources/read": self._resources_read,
             "subscriptions/listen": self._listen,
         }
         if extension is not None:
@@ -391,7 +394,7 @@ class Stateless2026:
     # -- methods -----------------------------------------------------------------------------
 
     async def _discover(self, request: Request2026) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        capabilities: dict[str, Any] = {"tools": {"listChanged": False}, "resources": {}}
         if self.extension is not None:
             capabilities["extensions"] = {self.extension.name: {}}
         return {
@@ -407,6 +410,15 @@ class Stateless2026:
     async def _ping(self, request: Request2026) -> dict[str, Any]:
         return {"resultType": "complete"}
 
+    async def _resources_list(self, request: Request2026) -> dict[str, Any]:
+        return {"resultType": "complete", **app_tools.list_resources()}
+
+    async def _resources_read(self, request: Request2026) -> dict[str, Any]:
+        found = app_tools.read_resource(request.params.get("uri"))
+        if found is None:
+            raise RpcError(app_tools.RESOURCE_NOT_FOUND, f"Resource not found: {request.params.get('uri')!r}")
+        return {"resultType": "complete", **found}
+
     async def _tools_list(self, request: Request2026) -> dict[str, Any]:
         cursor = request.params.get("cursor")
         try:
@@ -416,7 +428,10 @@ class Stateless2026:
         end = start + self.config.tools_page_size
         result: dict[str, Any] = {
             "resultType": "complete",
-            "tools": [tool.definition() for tool in self._tool_list[start:end]],
+            "tools": [
+                app_tools.for_client(tool.definition(), request.declares(app_tools.EXTENSION))
+                for tool in self._tool_list[start:end]
+            ],
             "ttlMs": CACHE_TTL_MS,
             "cacheScope": "public",
         }

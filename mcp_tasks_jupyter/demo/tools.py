@@ -78,6 +78,8 @@ class Tool:
     task_support: TaskSupport | None = None
     output_schema: dict[str, Any] | None = None
     starts_inline: bool = False
+    #: The tools/list entry's ``_meta`` (MCP Apps: ``{"ui": {"resourceUri": ..., "visibility": ...}}``).
+    meta: dict[str, Any] | None = None
 
     def definition(self) -> dict[str, Any]:
         """The dialect-neutral part of the tool's ``tools/list`` entry."""
@@ -89,6 +91,8 @@ class Tool:
         }
         if self.output_schema is not None:
             entry["outputSchema"] = self.output_schema
+        if self.meta is not None:
+            entry["_meta"] = self.meta
         return entry
 
     @property
@@ -489,5 +493,7 @@ ECHO = Tool(
 
 def build_tools() -> dict[str, Tool]:
     """The tools this server lists, by name, in listing order."""
-    tools = [SLOW_COMPUTE, RESEARCH, FAILING_JOB, MAKE_CHART, ECHO]
+    from .app_tools import APP_TOOLS  # the MCP App's tools (app_tools.py imports this module)
+
+    tools = [SLOW_COMPUTE, RESEARCH, FAILING_JOB, MAKE_CHART, ECHO, *APP_TOOLS]
     return {tool.name: tool for tool in tools}

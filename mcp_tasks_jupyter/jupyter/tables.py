@@ -171,21 +171,37 @@ def tools_table(server: str, tools: Sequence[Tool], dialect: Any = None) -> Tabl
     """One row per tool: its task support and how a call runs on this connection, its arguments
     (``*`` = required) and the first line of its description."""
     rows = []
+    apps = any(tool.ui is not None for tool in tools)
     for tool in tools:
-        rows.append(
-            [
-                tool.name,
-                task_support(tool, dialect),
-                argument_summary(tool.input_schema),
-                _first_line(tool.description or tool.title or ""),
-            ]
-        )
-    return Table(
-        f"Tools on {server}",
-        ["tool", "task support", "arguments", "description"],
-        rows,
-        notes=["* required argument"],
-    )
+        row = [
+            tool.name,
+            task_support(tool, dialect),
+            argument_summary(tool.input_schema),
+            _first_line(tool.description or tool.title or ""),
+        ]
+        if apps:
+            row.insert(2, app_column(tool))
+        rows.append(row)
+    columns = ["tool", "task support", "arguments", "description"]
+    notes = ["* required argument"]
+    if apps:
+        columns.insert(2, "app")
+        notes.append("app: the tool's own view (MCP Apps); app-only: hidden from models, its view calls it")
+    return Table(f"Tools on {server}", columns, rows, notes=notes)
+
+
+def app_column(tool: Tool) -> str:
+    """MCP Apps: ``view ui://...`` for a tool with a view, ``app-only`` when its visibility leaves out the
+    model (still listed: a notebook's user is not a model), ``model-only`` when its views may not call it."""
+    ui = tool.ui
+    if ui is None:
+        return ""
+    words = [f"view {ui.resource_uri}"] if ui.resource_uri else []
+    if ui.app_only:
+        words.append("app-only")
+    elif not ui.app_callable:
+        words.append("model-only")
+    return ", ".join(words)
 
 
 def task_support(tool: Tool, dialect: Any = None) -> str:
@@ -243,4 +259,12 @@ def argument_summary(schema: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["Table", "argument_summary", "servers_table", "task_capabilities", "task_support", "tools_table"]
+__all__ = [
+    "Table",
+    "app_column",
+    "argument_summary",
+    "servers_table",
+    "task_capabilities",
+    "task_support",
+    "tools_table",
+]

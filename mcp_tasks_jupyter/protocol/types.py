@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from .apps import ToolUI, tool_ui
 from .bounds import clip
 
 #: How much of a validation failure an error message quotes (the field paths may hold a server's keys).
@@ -176,6 +177,11 @@ class Tool(WireModel):
     def decided_per_call(self) -> None:
         """Mark the tool as listed by a server that decides per call whether a call becomes a task."""
         self._decided_per_call = True
+
+    @property
+    def ui(self) -> ToolUI | None:
+        """MCP Apps: the tool's view (``_meta.ui.resourceUri``) and visibility; None when it says nothing."""
+        return tool_ui(self.meta)
 
     @property
     def required_arguments(self) -> list[str]:

@@ -59,6 +59,7 @@ async def handshake(
 
     ``stateless``: True/False when the chosen dialect needs one wire; None when either will do.
     """
+    declare_extensions(session)
     if protocol_version is not None:
         if is_modern(protocol_version):
             if stateless is False:
@@ -83,6 +84,15 @@ async def handshake(
         )
     await session.initialize(legacy_version)
     return "server/discover failed: a legacy server, so initialize"
+
+
+def declare_extensions(session: Session) -> None:
+    """The extensions of the client's capabilities (MCP Apps' ``io.modelcontextprotocol/ui``, ...) declared
+    on every wire: ``initialize`` sends ``session.capabilities`` as they are; the stateless wire sends
+    them in each request's ``_meta``, where ``Session.declare_extension`` puts them."""
+    extensions = session.capabilities.get("extensions")
+    for identifier, settings in (extensions or {}).items():
+        session.declare_extension(identifier, settings)
 
 
 async def _discover(session: Session, version: str) -> None:

@@ -23,7 +23,10 @@ async def test_initialize_declares_tasks_and_negotiates_the_version() -> None:
         assert await peer.result("ping") == {}
         assert await peer.result("logging/setLevel", {"level": "debug"}) == {}
         assert (await peer.error("logging/setLevel", {"level": "loud"}))["code"] == -32602
-        assert (await peer.error("resources/list"))["code"] == -32601
+        assert caps["resources"] == {}  # the MCP App's view (demo/app_tools.py)
+        assert [r["uri"] for r in (await peer.result("resources/list"))["resources"]] == ["ui://demo/live-chart.html"]
+        assert (await peer.error("resources/read", {"uri": "ui://demo/nope"}))["code"] == -32002
+        assert (await peer.error("prompts/list"))["code"] == -32601
 
     for asked, answered in [
         ("2025-06-18", "2025-06-18"),
@@ -60,8 +63,15 @@ async def test_tools_list_pages_with_opaque_cursors() -> None:
             cursor = page.get("nextCursor")
             if cursor is None:
                 break
-        assert pages == 3
-        assert names == ["slow_compute", "research", "failing_job", "make_chart", "echo"]
+        assert pages == 4
+        assert names == [
+            "slow_compute",
+            "research",
+            "failing_job",
+            "make_chart",
+            "echo",
+            *("live_chart", "chart_points", "steer_chart"),  # the MCP App (demo/app_tools.py)
+        ]
         error = await peer.error("tools/list", {"cursor": "not-a-cursor"})
         assert error["code"] == -32602
 
@@ -76,6 +86,9 @@ async def test_tool_definitions() -> None:
             "failing_job": {"taskSupport": "optional"},
             "make_chart": {"taskSupport": "optional"},
             "echo": None,
+            "live_chart": {"taskSupport": "optional"},
+            "chart_points": None,
+            "steer_chart": None,
         }
         for tool in tools.values():
             assert tool["title"] and tool["description"]
