@@ -446,7 +446,10 @@ def _alive(pid: int) -> bool:
 
 
 def _starter(record: TaskRecord) -> str:
-    """Who started the task, as ``user@host`` (``-`` for records made before it was kept)."""
+    """Who started the task: the person's name when they named themselves (``set_author``), else
+    ``user@host`` (``-`` for records made before it was kept)."""
+    if record.author is not None:
+        return plain(record.author.name)
     if record.username is None and record.hostname is None:
         return "-"
     return f"{record.username or '?'}@{record.hostname or '?'}"

@@ -9,7 +9,9 @@ and finish times (ISO 8601, UTC), the outcome (``status``: a tool error is ``err
 question that ended the task ``declined``, never ``completed``) beside the server's own last status
 (``server_status``), its message and the error, the result's SHA-256 and size (of its canonical JSON:
 sorted keys, no spaces, UTF-8, as the index stores it), the notebook it came from, and who started it
-(``username``, ``hostname``). A cached handle exports the record whose result it reused, with ``cached`` true.
+(``username``, ``hostname``) and, when they named themselves, the person (``author``: ``name``,
+``orcid``, ``affiliation``; ``index/author.py``). A cached handle exports the record whose result it
+reused, with ``cached`` true.
 
 ``export(what, path)``: ``what`` is handles (or records), or a filter (``{"status": ..., "server":
 ..., "notebook": ..., "tool": ...}``, None for every record). ``.csv`` writes CSV (lists and mappings
@@ -23,11 +25,13 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..index.author import Author, current_author
 from ..index.task_index import (
     TaskIndex,
     TaskRecord,
@@ -70,6 +74,7 @@ COLUMNS = (
     "out_var",
     "username",
     "hostname",
+    "author",
 )
 #: The keys a filter may hold.
 FILTER_KEYS = ("status", "server", "notebook", "tool", "user")
@@ -148,8 +153,16 @@ def provenance_row(record: TaskRecord, *, cached: bool = False) -> dict[str, Any
         "out_var": record.out_var,
         "username": record.username,
         "hostname": record.hostname,
+        "author": author_data(record.author),
     }
     return dict(scrub_data(row))  # a secret registered in this process never leaves it
+
+
+def author_data(author: Author | None) -> dict[str, str] | None:
+    """An export's ``author``: the person's name, ORCID iD and affiliation where given (None: nobody named)."""
+    if author is None:
+        return None
+    return {k: v for k, v in asdict(author).items() if v is not None}
 
 
 def handle_row(handle: TaskHandle) -> dict[str, Any]:
@@ -182,6 +195,7 @@ def handle_row(handle: TaskHandle) -> dict[str, Any]:
         result_sha256=sha,
         result_bytes=size,
         out_var=handle.out_var,
+        author=author_data(current_author()),
     )
     return dict(scrub_data(row))
 
@@ -279,7 +293,7 @@ def read_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         out = []
         for row in csv.DictReader(text.splitlines()):
             parsed: dict[str, Any] = dict(row)
-            for key in ("arguments", "questions"):
+            for key in ("arguments", "questions", "author"):
                 if parsed.get(key):
                     parsed[key] = json.loads(parsed[key])
             out.append(parsed)

@@ -4,6 +4,7 @@ setting file in the Jupyter config directory), in that order."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 import mcp_tasks_jupyter as mtj
+from mcp_tasks_jupyter.exports.cli import main
 from mcp_tasks_jupyter.index.author import check_orcid, current_author, orcid_check_digit, settings_path
+from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 
 
 @pytest.fixture(autouse=True)
@@ -100,3 +103,25 @@ def test_save_writes_the_setting_for_later_kernels() -> None:
     }
     mtj.set_author()
     assert current_author() == mtj.Author("Josiah Carberry", "0000-0002-1825-0097")
+
+
+def test_exports_and_the_command_line_name_the_person(tmp_path: Path) -> None:
+    index = TaskIndex(tmp_path / "tasks.sqlite3")
+    before = index.add(ServerIdentity("demo", "x"), "slow_compute", {"seconds": 1})
+    mtj.set_author("Josiah Carberry", orcid="0000-0002-1825-0097", affiliation="Brown University")
+    named = index.add(ServerIdentity("demo", "x"), "slow_compute", {"seconds": 2})
+    index.close()
+    for name in ("study.jsonl", "study.csv"):
+        assert mtj.export(None, tmp_path / name, index=index) == 2
+        rows = {int(row["record"]): row for row in mtj.read_export(tmp_path / name)}
+        assert rows[named]["author"] == {
+            "name": "Josiah Carberry",
+            "orcid": "0000-0002-1825-0097",
+            "affiliation": "Brown University",
+        }
+        assert rows[before]["author"] in (None, "")
+    out = io.StringIO()
+    assert main(["--index", str(tmp_path / "tasks.sqlite3"), "list"], out=out) == 0
+    listed = out.getvalue().splitlines()
+    assert listed[0].split()[-1] == "by" and listed[-1].endswith("Josiah Carberry")
+    assert "@" in listed[1].split()[-1]  # nobody named: the login name, as before
