@@ -25,7 +25,8 @@ from .running.app_resources import AppResources
 from .running.batch import DEFAULT_LIMIT, Batch
 from .running.lifecycle import TaskLifecycle
 from .session.handshake import PROBE_TIMEOUT_S, check_version, handshake
-from .session.session import RECONNECT_FOR_S, Session
+from .session.reconnection import RECONNECT_FOR_S
+from .session.session import Session
 from .tasks.handle import TaskHandle
 from .tasks.results import ToolResult
 from .tasks.tool_arguments import takes_other_names, unknown_names, unknown_names_text
@@ -74,9 +75,9 @@ class Client:
         #: its app tools' views, read once (``running/app_resources.py``).
         self.apps_enabled = wire_apps.EXTENSION in session.capabilities.get("extensions", {})
         self.app_views = AppResources(session)
-        session.answer_inputs = self.answerer.answer_inputs
-        session.on_lost.append(lambda _exc: self.lifecycle.connection_lost())
-        session.on_connection.append(self.lifecycle.connection_changed)
+        session.answer_inputs_with(self.answerer.answer_inputs)
+        session.when_lost(lambda _exc: self.lifecycle.connection_lost())
+        session.when_reconnecting(self.lifecycle.connection_changed)
         dialect.install(self.lifecycle, self.answerer)
         # Its handles and results draw themselves (repr, a notebook's display) with the views.
         install_renderers()
@@ -219,7 +220,7 @@ class Client:
                 seen.add(cursor)
             self._tools = tools
             if check:
-                self.session.param_headers = headers
+                self.session.mirror_param_headers(headers)
         return list(self._tools.values())
 
     @property

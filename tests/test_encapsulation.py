@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tasks_jupyter.session.session import Session
 from mcp_tasks_jupyter.tasks.handle import HandleControls, TaskHandle
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_tasks_jupyter"
@@ -165,3 +166,52 @@ def test_a_stray_write_to_a_handle_fails_loudly(field: str) -> None:
     handle = asyncio.run(make())
     with pytest.raises(AttributeError):
         setattr(handle, field, None)
+
+
+def _settable(name: str) -> bool:
+    """A property of ``Session`` with a setter: a method written as an assignment (``name``)."""
+    prop = getattr(Session, name, None)
+    return isinstance(prop, property) and prop.fset is not None
+
+
+def _session_writes() -> list[str]:
+    """Assignments outside ``session/`` to a session's attribute (``x.session.name = ...``) or into one
+    of its tables (``session.handlers[m] = ...``), and appends to its lists: what a session takes, it
+    takes through a method (``server_requests.on_request``, ``when_lost``, ``mirror_param_headers``...)."""
+
+    def is_session(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id == "session") or (
+            isinstance(node, ast.Attribute) and node.attr == "session"
+        )
+
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where.startswith(("session/", "demo/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "extend", "update", "setdefault")
+                and isinstance(node.func.value, ast.Attribute)
+                and is_session(node.func.value.value)
+            ):
+                found.append(f"{where}:{node.lineno}: session.{node.func.value.attr}.{node.func.attr}(...)")
+            for target in targets:
+                if isinstance(target, ast.Subscript):
+                    target = target.value  # session.table[key] = ... writes the table
+                if isinstance(target, ast.Attribute) and is_session(target.value) and not _settable(target.attr):
+                    found.append(f"{where}:{node.lineno}: session.{target.attr} = ...")
+    return found
+
+
+def test_nobody_writes_a_sessions_fields_they_register_through_its_methods() -> None:
+    """The dialects, the lifecycle and the client register handlers and listeners with the session's
+    methods; none writes its dicts and lists (issue 31: the session's parts each keep their own)."""
+    assert _session_writes() == []

@@ -108,10 +108,10 @@ class TaskDialect(ABC):
         self.events = events
         self.answers = answers
         session = self.session
-        session.notification_handlers[tasks_2025.STATUS_NOTIFICATION] = self._on_status
-        session.notification_handlers["notifications/message"] = self._on_log
-        session.request_handlers["elicitation/create"] = self._on_elicit
-        session.request_handlers["sampling/createMessage"] = self._on_sampling
+        session.server_requests.on_notification(tasks_2025.STATUS_NOTIFICATION, self._on_status)
+        session.server_requests.on_notification("notifications/message", self._on_log)
+        session.server_requests.on_request("elicitation/create", self._on_elicit)
+        session.server_requests.on_request("sampling/createMessage", self._on_sampling)
 
     # -- routing what the server pushes and asks -------------------------------------------------
 

@@ -100,7 +100,7 @@ class ExtDialect(TaskDialect):
     def install(self, events: TaskEvents, answers: Answers) -> None:
         super().install(events, answers)
         self.session.declare_extension(wire.EXTENSION)
-        self.session.notification_handlers[wire.NOTIFICATION] = self._on_task_push
+        self.session.server_requests.on_notification(wire.NOTIFICATION, self._on_task_push)
 
     def _on_task_push(self, params: dict[str, Any]) -> None:
         """``notifications/tasks``: the whole task, payload included; wakes its poller."""

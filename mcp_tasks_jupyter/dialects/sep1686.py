@@ -65,7 +65,7 @@ class Sep1686Dialect(TaskDialect):
 
     def install(self, events: TaskEvents, answers: Answers) -> None:
         super().install(events, answers)
-        self.session.notification_handlers[wire.CREATED_NOTIFICATION] = self._on_created
+        self.session.server_requests.on_notification(wire.CREATED_NOTIFICATION, self._on_created)
 
     def runs_as_task(self, tool: Tool) -> bool:
         return True  # the draft declares nothing per tool; a server without tasks answers the call

@@ -18,7 +18,8 @@ from ..errors import InvalidMessage
 from ..protocol.jsonrpc import INVALID_PARAMS
 from ..protocol.task_state import tag_question
 from ..protocol.types import CreateMessageRequestParams, ElicitRequestParams
-from ..session.session import HandlerError, Session
+from ..session.server_requests import HandlerError
+from ..session.session import Session
 from ..tasks import elicitation
 from ..tasks.control import control_of
 from ..tasks.handle import TaskHandle

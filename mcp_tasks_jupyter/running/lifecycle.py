@@ -42,7 +42,8 @@ from ..protocol import modern
 from ..protocol.task_state import INPUT_REQUIRED, TERMINAL, TaskState
 from ..protocol.types import Tool
 from ..redact import scrub_data
-from ..session.session import HandlerError, Session
+from ..session.server_requests import HandlerError
+from ..session.session import Session
 from ..tasks.control import control_of
 from ..tasks.handle import HandleControls, TaskHandle
 from ..tasks.results import ToolResult
@@ -101,7 +102,7 @@ class TaskLifecycle:
         self._made: weakref.WeakSet[TaskHandle] = weakref.WeakSet()
         #: Log notifications that belong to no task of this connection.
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOGS_KEPT)
-        session.on_channel.append(self.pushes_changed)
+        session.when_channel_changes(self.pushes_changed)
 
     @property
     def server(self) -> str:
@@ -171,7 +172,7 @@ class TaskLifecycle:
             handle = self._new_handle(spec.name, args, runs_as_task=as_task and not decides)
         control_of(handle).sent(self.session.generation, as_task=as_task and not decides, answers=answers)
         token = handle.progress_token
-        self.session.add_progress_listener(token, control_of(handle).progress_reported)
+        self.session.server_requests.add_progress_listener(token, control_of(handle).progress_reported)
         if not as_task:
             self.calls.add(handle)
             self._run(
@@ -192,7 +193,7 @@ class TaskLifecycle:
         try:
             created = await self.dialect.create(spec, args, ttl_ms=ttl, progress_token=token)
         except BaseException:
-            self.session.remove_progress_listener(token)
+            self.session.server_requests.remove_progress_listener(token)
             raise
         finally:
             self._creating -= 1
@@ -501,10 +502,10 @@ class TaskLifecycle:
 
     def release(self, handle: TaskHandle) -> None:
         """The handle is finished: drop every reference the connection kept for it."""
-        self.session.remove_progress_listener(handle.progress_token)
+        self.session.server_requests.remove_progress_listener(handle.progress_token)
         for request_id in control_of(handle).open_questions_dropped():
             # A finished task's question is stale: the server hears so instead of an answer.
-            self.session.refuse_serving(request_id, ended_reason(handle.task_id, handle.server_status))
+            self.session.server_requests.refuse(request_id, ended_reason(handle.task_id, handle.server_status))
         if handle.task_id is not None:
             self.tasks.pop(handle.task_id, None)
             self._ended[handle.task_id] = handle.server_status

@@ -75,7 +75,7 @@ async def test_endless_pagination_stops(monkeypatch):
 
 async def test_a_failing_progress_listener_does_not_stop_the_reader():
     async with http_fault_server() as server, mtj.connect(server.url) as client:
-        client.session.add_progress_listener("tok", lambda params: 1 / 0)
+        client.session.server_requests.add_progress_listener("tok", lambda params: 1 / 0)
         server.brain.push(
             {
                 "jsonrpc": "2.0",

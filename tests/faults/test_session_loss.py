@@ -10,7 +10,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.jupyter.widgets.state import board_row
-from mcp_tasks_jupyter.session import session as session_module
+from mcp_tasks_jupyter.session import reconnection
 from mcp_tasks_jupyter.views.text import summary_line
 from mcp_tasks_jupyter.views.view import view_of
 
@@ -127,7 +127,7 @@ async def test_a_server_that_does_not_come_back_loses_its_tasks_after_the_window
 
 
 async def test_many_tasks_wait_for_one_reconnection_instead_of_each_retrying(monkeypatch):
-    monkeypatch.setattr(session_module, "RECONNECT_MAX_DELAY_S", 0.25)  # probes keep coming while it is down
+    monkeypatch.setattr(reconnection, "RECONNECT_MAX_DELAY_S", 0.25)  # probes keep coming while it is down
     async with http_fault_server() as server, mtj.connect(server.url, reconnect_for=30) as client:
         client.max_poll_failures = 1  # a poller counting its own failures would give up at once
         handles = [await client.start_task("job") for _ in range(20)]

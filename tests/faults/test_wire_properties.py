@@ -529,7 +529,7 @@ async def _feed(raw: list[bytes]) -> None:
     handle = client.lifecycle._new_handle("job", {}, runs_as_task=True, token=TOKEN)
     control_of(handle).named("t1")
     client.tasks["t1"] = handle
-    session.add_progress_listener(TOKEN, control_of(handle).progress_reported)
+    session.server_requests.add_progress_listener(TOKEN, control_of(handle).progress_reported)
     pending = [
         asyncio.ensure_future(session.request("tasks/get", {"taskId": "t1"}, timeout=None)) for _ in range(4)
     ]
