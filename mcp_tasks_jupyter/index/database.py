@@ -29,7 +29,9 @@ log = logging.getLogger(__name__)
 #: see ``tasks/status.py``) and ``server_status`` the server's own last word; who started the task
 #: (``username``, ``hostname``, ``pid``). Older rows are re-derived from their stored result. 5: the person
 #: (``author``: JSON text with ``name`` and, when given, ``orcid`` and ``affiliation``; ``index/author.py``),
-#: empty for older rows and wherever nobody named themselves (the login name stays the only word on who).
+#: empty for older rows and wherever nobody named themselves (the login name stays the only word on who);
+#: the headless run a task came from (``notebook_run``: JSON text with ``runner``, ``input`` and papermill's
+#: ``output``; ``index/notebook_run.py``).
 SCHEMA_VERSION = 5
 
 #: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
@@ -65,6 +67,7 @@ COLUMNS = (
     ("hostname", "TEXT"),
     ("pid", "INTEGER"),
     ("author", "TEXT"),
+    ("notebook_run", "TEXT"),
 )
 
 #: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
@@ -75,8 +78,8 @@ ADDED_IN_3 = tuple(
 )
 #: The columns version 4 added.
 ADDED_IN_4 = tuple(column for column in COLUMNS if column[0] in ("server_status", "username", "hostname", "pid"))
-#: The column version 5 added.
-ADDED_IN_5 = tuple(column for column in COLUMNS if column[0] == "author")
+#: The columns version 5 added.
+ADDED_IN_5 = tuple(column for column in COLUMNS if column[0] in ("author", "notebook_run"))
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tasks (\n"

@@ -66,6 +66,7 @@ from .author import Author, current_author
 from .backend import IndexBackend
 from .database import SCHEMA_VERSION, IndexDatabase
 from .location import IndexLocation, parse_location
+from .notebook_run import NotebookRun, notebook_run
 from .writes import WriteQueue, flush_kept_for, read_timeout_ms, running_loop
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ _KEPT_WHEN_NONE = ("task_id", "created_at", "ttl_ms", "result", "finished_at", "
 _COLUMNS = (
     "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
     "status_message, result, transport, protocol, dialect, server_software, server_version, started_at, "
-    "finished_at, questions, error, recorded_at, updated_at, server_status, username, hostname, pid, author"
+    "finished_at, questions, error, recorded_at, updated_at, server_status, username, hostname, pid, author, "
+    "notebook_run"
 )
 
 
@@ -140,6 +142,9 @@ class TaskRecord:
     pid: int | None = None
     #: The person, when they named themselves (``index/author.py``): None leaves only ``username``.
     author: Author | None = None
+    #: The headless run (papermill, nbconvert, nbclient) the task came from: its runner, and papermill's
+    #: output notebook (``notebook`` is its input).
+    notebook_run: NotebookRun | None = None
 
 
 def file_path(location: str | os.PathLike[str]) -> Path:
@@ -214,8 +219,10 @@ _STARTER = Starter.here()
 
 
 def notebook_path() -> str | None:
-    """The notebook this process runs for, when Jupyter says (``JPY_SESSION_NAME``)."""
-    return os.environ.get("JPY_SESSION_NAME") or None
+    """The notebook this process runs for, when Jupyter says (``JPY_SESSION_NAME``), or the notebook a
+    headless run (papermill, nbconvert, nbclient) runs (``notebook_run.py``)."""
+    run = notebook_run()
+    return os.environ.get("JPY_SESSION_NAME") or (run.path if run is not None else None)
 
 
 class TaskIndex:
@@ -393,6 +400,7 @@ class TaskIndex:
         # A random id is final at once, whenever the insert happens; the time keeps the records' order.
         row = 1 + secrets.randbelow(2**63 - 1)
         now = self._last_recorded = max(time.time(), self._last_recorded + 1e-6)
+        run = notebook_run()  # a headless run's notebook: ``notebook`` is its input when it is this one
         values = {
             "server_name": server.name,
             "target": server.target,
@@ -419,6 +427,7 @@ class TaskIndex:
             "hostname": _STARTER.hostname,
             "pid": _STARTER.pid,
             "author": author.as_json() if (author := current_author()) is not None else None,
+            "notebook_run": run.as_json() if run is not None and run.path == notebook else None,
             "recorded_at": now,
             "updated_at": now,
             "started_at": started_at if started_at is not None else now,
@@ -557,6 +566,7 @@ def _record(r: tuple[Any, ...]) -> TaskRecord:
         hostname=r[26],
         pid=r[27],
         author=Author.from_json(r[28]),
+        notebook_run=NotebookRun.from_json(r[29]),
     )
 
 

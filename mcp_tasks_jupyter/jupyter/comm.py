@@ -1,9 +1,12 @@
 """The kernel end of the JupyterLab extension's tasks channel: comm target ``mcp_tasks_jupyter.tasks``.
 
-Either side opens the channel. The kernel opens it when the library loads (a front-end that runs
-the extension has registered the target); the front-end opens it when it starts following a kernel
-that already runs the library (page reload, notebook opened later), and the kernel answers with a
-snapshot. Messages, kernel to front-end::
+Either side opens the channel. The kernel opens it when the library loads under a front end that may
+follow it (a front-end that runs the extension has registered the target): a kernel a Jupyter server
+started for a notebook or console (``JPY_SESSION_NAME``), or a cell sent with JupyterLab's ``cellId``
+(:func:`front_end_follows`). A headless run (papermill, nbconvert, nbclient, which log "No handler found
+for comm target" for a comm they do not know) is never sent one. The front-end opens it when it starts
+following a kernel that already runs the library (page reload, notebook opened later), and the kernel
+answers with a snapshot. Messages, kernel to front-end::
 
     {"type": "snapshot", "tasks": [TASK, ...]}                 every task of this kernel
     {"type": "update", "tasks": [TASK, ...], "changes": [CHANGE, ...], "removed": []}
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import time
 import weakref
 from collections.abc import Callable
@@ -284,9 +288,17 @@ def install(shell: Any, runtime: Runtime) -> TasksChannel | None:
 
     channel = TasksChannel(runtime, lambda: _cell_id(kernel))
     get_comm_manager().register_target(TARGET, channel.opened_by_frontend)
-    channel.open(create_comm(target_name=TARGET, data=channel.snapshot()))
+    if front_end_follows(kernel):
+        channel.open(create_comm(target_name=TARGET, data=channel.snapshot()))
     _served[runtime] = channel
     return channel
+
+
+def front_end_follows(kernel: Any) -> bool:
+    """Whether a front end that may run the extension follows this kernel: a Jupyter server started it
+    for a notebook or console (``JPY_SESSION_NAME``), or the cell running now came with JupyterLab's
+    ``cellId``. A headless runner (papermill, nbclient, nbconvert) sends neither."""
+    return bool(os.environ.get("JPY_SESSION_NAME")) or _cell_id(kernel) is not None
 
 
 def _cell_id(kernel: Any) -> str | None:
@@ -299,4 +311,4 @@ def _cell_id(kernel: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) else None
 
 
-__all__ = ["TARGET", "UPDATE_INTERVAL_S", "TasksChannel", "install", "served", "task_entry"]
+__all__ = ["TARGET", "UPDATE_INTERVAL_S", "TasksChannel", "front_end_follows", "install", "served", "task_entry"]

@@ -70,7 +70,7 @@ def open_from_frontend(nb: Notebook) -> tuple[str, int]:
 def nb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook]:
     with running_kernel(tmp_path_factory.mktemp("channel-kernel")) as kernel:
         notebook = Notebook(kernel)
-        notebook.run("%load_ext mcp_tasks_jupyter")
+        notebook.run("%load_ext mcp_tasks_jupyter", cell_id="cell-load")  # as JupyterLab sends it
         notebook.run(f"%mcp_connect demo {DEMO}")
         yield notebook
 
