@@ -47,6 +47,15 @@ class StillRunning(Exception):
         self.name = name
 
 
+class StillStarting(Exception):
+    """A cell was interrupted while its magic was still creating a task (``what``); the creation goes
+    on, and ``name`` (if any) is bound to the task's handle once the server has it."""
+
+    def __init__(self, what: str, name: str | None = None) -> None:
+        then = f"`{name}` is bound to it once the server has it" if name else "`%mcp_tasks` lists it then"
+        super().__init__(f"still being started in the background: {what}; {then}")
+
+
 Entry = tuple[str | None, TaskHandle | Sequence[TaskHandle]]
 
 
@@ -116,7 +125,13 @@ class InterruptHandler:
     """IPython's custom exception handler for interrupts (``shell.set_custom_exc``); an earlier
     custom handler keeps the exceptions it had."""
 
-    TYPES: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt, StillRunning, TaskError)
+    TYPES: tuple[type[BaseException], ...] = (
+        asyncio.CancelledError,
+        KeyboardInterrupt,
+        StillRunning,
+        StillStarting,
+        TaskError,
+    )
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
@@ -134,6 +149,9 @@ class InterruptHandler:
                 shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
                 return None
             print(line, file=sys.stderr)
+            return []
+        if isinstance(value, StillStarting):
+            print(value)
             return []
         if isinstance(value, StillRunning):
             entries: list[Entry] = [(value.name, value.handle)]
@@ -168,4 +186,4 @@ def uninstall(shell: Any) -> None:
             shell.set_custom_exc((), None)
 
 
-__all__ = ["StillRunning", "install", "still_running_line", "uninstall", "waited_on"]
+__all__ = ["StillRunning", "StillStarting", "install", "still_running_line", "uninstall", "waited_on"]

@@ -27,6 +27,7 @@ from IPython.utils.text import DollarFormatter
 from ..errors import MCPError
 from ..exports.provenance import export_notebook
 from ..tasks.handle import TaskHandle
+from ..views.labels import task_label
 from . import display, notebook_sign_in as sign_in
 from .config import ConfigError
 from .config_sources import config_table, load_server
@@ -339,12 +340,14 @@ class MCPMagics(Magics):
                 return await handle
             return handle
 
+        named = task_label(call.tool, call.arguments)
         pending = Pending(
             call.label,
             self._job(create(), f"mcp-task {call.label}"),
             then,
             quiet=not call.wait,
             redact=runtime.redact,
+            starts_task=f"{call.server}:{named}" if call.server else named,
         )
         return pending
 

@@ -42,9 +42,13 @@ class Pending:
         *,
         quiet: bool = False,
         redact: Callable[[str], str] = str,
+        starts_task: str | None = None,
     ) -> None:
         self.what = what
         self.quiet = quiet
+        #: The task the job creates (``%mcp_task``), as a line names it: interrupted before the server
+        #: has it, the cell says so.
+        self.starts_task = starts_task
         self._job = job
         self._then = then
         self._redact = redact
@@ -78,6 +82,19 @@ class Pending:
             return job.result()
         return None
 
+    def starting(self) -> bool:
+        """Whether the job (a task's creation) is still going on."""
+        return not self._job.done()
+
+    def when_started(self, use: Callable[[Any], None]) -> None:
+        """Call ``use`` with the job's value once it has one (never if it fails or is cancelled)."""
+
+        def done(job: asyncio.Future[Any]) -> None:
+            if not job.cancelled() and job.exception() is None:
+                use(job.result())
+
+        self._job.add_done_callback(done)
+
     def __repr__(self) -> str:
         state = "done" if self._job.done() else "running"
         return f"<pending {self.what} ({state}): await it for its value>"
@@ -97,19 +114,28 @@ async def settle(value: Any, bare: bool = False, target: str | None = None, many
         result = await value
     except (asyncio.CancelledError, KeyboardInterrupt):
         from ..tasks.handle import TaskHandle
-        from .interrupts import StillRunning
+        from .interrupts import StillRunning, StillStarting
 
+        if value.starts_task and value.starting():  # interrupted while the task is created: it is, all the same
+            if target is not None:
+                value.when_started(lambda started: _bind(target, started))
+            raise StillStarting(value.starts_task, target) from None
         handle = value.started()
         if not isinstance(handle, TaskHandle) or handle.done():
             raise
         if target is not None:
-            from IPython import get_ipython
-
-            shell = get_ipython()
-            if shell is not None:
-                shell.user_ns[target] = handle
+            _bind(target, handle)
         raise StillRunning(handle, target) from None
     return None if bare and value.quiet else result
+
+
+def _bind(name: str, value: Any) -> None:
+    """``name = value`` in the user's namespace (the cell that would have bound it was interrupted)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.user_ns[name] = value
 
 
 #: Task errors a magic raised, with the one line the shell shows for each instead of a traceback.

@@ -6,6 +6,7 @@ import asyncio
 import pytest
 
 from mcp_tasks_jupyter.session.deadlines import COMPACT_MIN, Deadlines
+from tests.support.timers import counting_timers
 
 pytestmark = pytest.mark.anyio
 
@@ -52,9 +53,10 @@ async def test_an_outside_cancellation_at_the_deadline_stays_a_cancellation():
 async def test_finished_requests_arm_no_timer_of_their_own():
     deadlines, answer = Deadlines(), asyncio.Event()
     answer.set()
-    for _ in range(100):
-        assert await _wait(deadlines, 30, answer) == "answered"
-    assert len(asyncio.get_running_loop()._scheduled) <= 1  # one timer for all of them, at most
+    with counting_timers() as live_timers:
+        for _ in range(100):
+            assert await _wait(deadlines, 30, answer) == "answered"
+        assert len(live_timers()) <= 1  # one timer for all of them, at most
     deadlines.close()
 
 

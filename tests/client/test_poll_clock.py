@@ -12,51 +12,52 @@ from mcp_tasks_jupyter.running.poll_clock import PollClock
 from mcp_tasks_jupyter.running.poller import FIRST_POLL_SPREAD
 from mcp_tasks_jupyter.tasks.control import control_of
 from tests.support import eventually
+from tests.support.timers import counting_timers
 
 pytestmark = pytest.mark.anyio
 WAIT = 20  # seconds: a bound on every wait, never a speed claim
-
-
-def live_timers() -> list[asyncio.TimerHandle]:
-    return [t for t in asyncio.get_running_loop()._scheduled if not t.cancelled()]
 
 
 async def test_alarms_ring_in_order_behind_one_timer():
     clock, loop = PollClock(), asyncio.get_running_loop()
     now = loop.time()
     events = [asyncio.Event() for _ in range(50)]
-    alarms = [clock.at(now + 0.01 * (50 - k), event) for k, event in enumerate(events)]
-    assert len(live_timers()) == 1 and clock.waiting == 50
-    early = alarms[0]  # the last due: woken otherwise before its time
-    early.cancel()
-    rung: list[int] = []
+    with counting_timers() as live_timers:
+        alarms = [clock.at(now + 0.01 * (50 - k), event) for k, event in enumerate(events)]
+        assert len(live_timers()) == 1 and clock.waiting == 50
+        early = alarms[0]  # the last due: woken otherwise before its time
+        early.cancel()
+        rung: list[int] = []
 
-    async def wait(k: int) -> None:
-        await events[k].wait()
-        rung.append(k)
+        async def wait(k: int) -> None:
+            await events[k].wait()
+            rung.append(k)
 
-    waiters = [asyncio.create_task(wait(k)) for k in range(1, 50)]
-    await asyncio.wait_for(asyncio.gather(*waiters), WAIT)
-    assert rung == list(range(49, 0, -1))  # earliest due first
-    assert all(a.rang for a in alarms[1:]) and not early.rang and not events[0].is_set()
-    assert clock.waiting == 0 and not live_timers()
-    clock.close()
+        waiters = [asyncio.create_task(wait(k)) for k in range(1, 50)]
+        await asyncio.wait_for(asyncio.gather(*waiters), WAIT)
+        assert rung == list(range(49, 0, -1))  # earliest due first
+        assert all(a.rang for a in alarms[1:]) and not early.rang and not events[0].is_set()
+        assert clock.waiting == 0 and not live_timers()
+        clock.close()
 
 
 async def test_sleeping_pollers_arm_one_timer_between_them(connect_demo):
     tasks = 40
-    async with connect_demo("--poll-interval", "3000") as client:
-        handles = [
-            await client.start_task("slow_compute", {"seconds": 600, "steps": 2, "label": f"t{k}"})
-            for k in range(tasks)
-        ]
-        await asyncio.sleep(0.2)  # every poller runs at once into its first sleep (the first poll is 3 s on)
-        assert len(client.lifecycle._runners) == tasks and not any(h.done() for h in handles)
-        # Every poller sleeps until its next poll: one timer for all of them (the few others are the
-        # session's own), where a timeout per sleep armed one timer per task.
-        assert len(live_timers()) < tasks // 4, live_timers()
-        await asyncio.gather(*(h.cancel() for h in handles))
-        assert all(h.done() for h in handles)
+    with counting_timers() as live_timers:
+        async with connect_demo("--poll-interval", "3000") as client:
+            handles = [
+                await client.start_task("slow_compute", {"seconds": 600, "steps": 2, "label": f"t{k}"})
+                for k in range(tasks)
+            ]
+            # every poller runs at once into its first sleep (the first poll is 3 s on): wait until all sleep
+            clock = client.lifecycle.clock
+            await eventually(lambda: clock.waiting == tasks, timeout=WAIT, what="every poller asleep")
+            assert not any(h.done() for h in handles)
+            # Every poller sleeps until its next poll: one timer for all of them (the few others are the
+            # session's own), where a timeout per sleep armed one timer per task.
+            assert len(live_timers()) < tasks // 4, live_timers()
+            await asyncio.gather(*(h.cancel() for h in handles))
+            assert all(h.done() for h in handles)
 
 
 async def test_a_poller_whose_task_ended_before_it_sleeps_does_not_sleep(connect_demo):

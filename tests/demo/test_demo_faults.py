@@ -8,6 +8,8 @@ import httpx
 import pytest
 from demo_harness import HttpPeer, StdioPeer, http_server
 
+from tests.support import eventually
+
 pytestmark = pytest.mark.anyio
 
 
@@ -17,8 +19,8 @@ async def test_exit_process_over_stdio() -> None:
         task = await peer.call_task("exit_process", {"after_seconds": 0.2, "code": 3})
         assert task["status"] == "working"
         assert await asyncio.wait_for(peer.proc.wait(), 10) == 3
-        await asyncio.sleep(0.1)  # let the stderr reader drain
-        assert b"demo server exiting on purpose" in peer.stderr
+        # the stderr reader may still be reading the last line: wait for it, not for a guessed time
+        await eventually(lambda: b"demo server exiting on purpose" in peer.stderr, what="the exit message")
 
 
 async def test_exit_process_over_http() -> None:

@@ -86,6 +86,8 @@ class Kernel:
         #: Whatever a fixture wants to hand to its tests (e.g. the output of a set-up cell).
         self.notes: dict[str, Any] = {}
         self.client = manager.client()
+        #: iopub messages read ahead by :meth:`wait_for_stream`, for :meth:`collect` to take first.
+        self._read_ahead: list[dict[str, Any]] = []
         self.client.start_channels()
         self.client.wait_for_ready(timeout=CELL_TIMEOUT)
 
@@ -111,10 +113,13 @@ class Kernel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"cell did not finish within {timeout:g} s: {code!r}\nso far: {run.messages}")
-            try:
-                message = self.client.get_iopub_msg(timeout=remaining)
-            except queue.Empty:
-                continue
+            if self._read_ahead:
+                message = self._read_ahead.pop(0)
+            else:
+                try:
+                    message = self.client.get_iopub_msg(timeout=remaining)
+                except queue.Empty:
+                    continue
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
             kind, content = message["msg_type"], message["content"]
@@ -135,6 +140,31 @@ class Kernel:
         run.status = run.reply["status"]
         run.elapsed = time.monotonic() - self._started
         return run
+
+    def wait_for_stream(self, msg_id: str, text: str, timeout: float = CELL_TIMEOUT) -> None:
+        """Wait until request ``msg_id`` wrote ``text`` to stdout or stderr (the cell reached a point:
+        the event, not a guess of how long it takes). What is read meanwhile stays for :meth:`collect`."""
+        self.wait_for(msg_id, "stream", text, timeout)
+
+    def wait_for(self, msg_id: str, kind: str, text: str = "", timeout: float = CELL_TIMEOUT) -> None:
+        """Wait until request ``msg_id`` sent an iopub message of ``kind`` (``display_data``, ``stream``)
+        whose text holds ``text``. What is read meanwhile stays for :meth:`collect`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"request {msg_id} sent no {kind} with {text!r} within {timeout:g} s")
+            try:
+                message = self.client.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            self._read_ahead.append(message)
+            if (
+                message["parent_header"].get("msg_id") == msg_id
+                and message["msg_type"] == kind
+                and text in str(message["content"].get("text", message["content"].get("data", "")))
+            ):
+                return
 
     def value(self, expression: str, timeout: float = CELL_TIMEOUT) -> Any:
         """``eval`` of ``repr(expression)`` in the kernel (for plain data: str, int, list, dict, ...)."""

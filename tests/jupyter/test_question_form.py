@@ -70,6 +70,12 @@ class Notebook:
         self.runtime, self.router, self.shown, self.client = runtime, router, shown, client
         self.sent = Sent(client)
 
+    async def settled(self) -> None:
+        """A ping's round trip to the server: what the client had to send by now (an answer) has gone
+        before it on the one pipe. A test that asserts nothing was sent waits for this, not for a time."""
+        for _ in range(3):  # an answer's chain of callbacks runs in the passes the round trips take
+            await self.client.session.request("ping", {})
+
     async def research(self, **arguments: Any) -> mtj.TaskHandle:
         return await self.runtime.start_task("demo", "research", {**AMBIGUOUS, **arguments})
 
@@ -201,7 +207,7 @@ async def test_answered_through_the_form(nb):
         {"action": "accept", "content": {"interpretation": "tides (economics)", "depth": 4}}
     ]
     answer(widget, "decline")  # a late click on the closed form is ignored
-    await asyncio.sleep(0.2)
+    await nb.settled()
     assert len(nb.sent.to(request_id)) == 1 and widget.questions[-1]["state"] == "answered"
     assert nb.router.open == {}
 
@@ -243,7 +249,7 @@ async def test_an_invalid_answer_is_refused_with_errors_and_nothing_is_sent(nb):
     assert widget.questions[-1]["errors"] == {"": ["the answer must be an object of field values"]}
     answer(widget, "shrug")
     assert widget.questions[-1]["errors"] == {"": ["unknown action 'shrug'"]}
-    await asyncio.sleep(0.3)
+    await nb.settled()
     assert nb.sent.to(request_id) == [] and task.answered == [] and task.status == "input_required"
     # then a valid one is accepted (an unknown field is left out, not sent)
     answer(widget, content={"interpretation": "tides (history)", "depth": 1, "unknown": "x"})
@@ -308,7 +314,7 @@ async def test_a_request_the_server_withdraws_closes_its_form(nb):
     await eventually(lambda: widget.questions[-1]["state"] == "withdrawn", timeout=WAIT, what="the closed form")
     assert widget.questions[-1]["note"] == WITHDRAWN_NOTE
     answer(widget, content={"interpretation": "tides (history)"})
-    await asyncio.sleep(0.3)
+    await nb.settled()
     assert nb.sent.to(request_id) == [] and task.answered == [] and nb.router.open == {}
     assert task.pending_input == {} and not task.done()
     await task.cancel()
@@ -326,7 +332,7 @@ async def test_the_same_request_is_never_shown_twice(nb):
     request_id, params = pending_request(task)
     # The same request arrives again (as a replayed stream would deliver it): it is answered once.
     nb.client.session.message_received(Request(request_id, "elicitation/create", copy.deepcopy(params)))
-    await asyncio.sleep(0.3)
+    await nb.settled()
     assert [q["id"] for q in widget.questions] == [form["id"]] and nb.shown == []
     assert len(nb.router.open) == 1
     answer(widget, content={"interpretation": "tides (technology)", "depth": 3})
@@ -334,7 +340,7 @@ async def test_the_same_request_is_never_shown_twice(nb):
     assert result.structured["interpretation"] == "tides (technology)"
     # one reply for the two deliveries
     await eventually(lambda: len(nb.sent.to(request_id)) == 1, timeout=WAIT, what="the reply")
-    await asyncio.sleep(0.3)
+    await nb.settled()
     assert [m["result"] for m in nb.sent.to(request_id)] == [
         {"action": "accept", "content": {"interpretation": "tides (technology)", "depth": 3}}
     ]

@@ -4,7 +4,8 @@ plain asyncio (the same API, replacing connections, the exit hook on a stopped l
 from __future__ import annotations
 
 import asyncio
-import time
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ from tests.support.processes import python_env, spawn, wait_for_stdout
 
 WAIT = 20  # seconds: a bound on every wait
 STDIO_PID = "get_runtime().client({name!r}).transport.describe()['pid']"
+#: A cell's first line, written to stderr: the test interrupts once it has read it (the cell is running),
+#: not after a guess of how long the kernel takes to get there.
+AWAITING = "import sys; sys.stderr.write('awaiting\\n'); sys.stderr.flush()\n"
 
 
 def start(kernel: Kernel, name: str = "demo") -> int:
@@ -44,8 +48,8 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
         server_pid = start(kernel)
         kernel.run("h = %mcp_task demo:slow_compute seconds=3")
         # 1. a cell awaiting the handle: one line naming it, no traceback
-        waiting = kernel.submit("await h")
-        time.sleep(0.8)
+        waiting = kernel.submit(f"{AWAITING}await h")
+        kernel.wait_for_stream(waiting, "awaiting")
         kernel.interrupt()
         run = kernel.collect(waiting, "await h", timeout=10)
         assert run.status == "error" and run.reply["ename"] in ("CancelledError", "KeyboardInterrupt"), str(run)
@@ -57,7 +61,7 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
         assert not process_gone(server_pid), "the interrupt reached the stdio server"
         # 2. a cell waiting inside the magic (--wait): the handle is bound to the cell's variable
         waiting = kernel.submit("r = %mcp_task --wait demo:slow_compute seconds=2 label=waited")
-        time.sleep(0.8)
+        kernel.wait_for(waiting, "display_data")  # the task's view: the server has it, the magic waits
         kernel.interrupt()
         run = kernel.collect(waiting, "--wait", timeout=10)
         assert run.status == "error" and run.errors == [], str(run)
@@ -70,8 +74,8 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
             False,
         )
         # an interrupt that has nothing to do with a task keeps its traceback
-        waiting = kernel.submit("import time\ntime.sleep(5)")
-        time.sleep(0.8)
+        waiting = kernel.submit(f"{AWAITING}import time\ntime.sleep(5)")
+        kernel.wait_for_stream(waiting, "awaiting")
         kernel.interrupt()
         run = kernel.collect(waiting, "sleep", timeout=10)
         assert run.reply["ename"] == "KeyboardInterrupt" and run.errors and "still running" not in run.stdout
@@ -86,6 +90,32 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
             "waited",
         )
         assert not process_gone(server_pid)
+
+
+def test_a_cell_interrupted_while_its_task_is_created_says_so_and_binds_it_once_created(tmp_path: Path) -> None:
+    """The server holds the creation (its process stopped): the interrupt ends the cell with one line,
+    the creation goes on, and the cell's variable gets the task's handle once the server answers."""
+    with running_kernel(tmp_path) as kernel:
+        server_pid = start(kernel)
+        os.kill(server_pid, signal.SIGSTOP)
+        try:
+            waiting = kernel.submit(f"{AWAITING}r = %mcp_task --wait demo:slow_compute seconds=0.5 label=held")
+            kernel.wait_for_stream(waiting, "awaiting")
+            kernel.interrupt()
+            run = kernel.collect(waiting, "held", timeout=10)
+        finally:
+            os.kill(server_pid, signal.SIGCONT)
+        assert run.status == "error" and run.errors == [], str(run)
+        assert run.stdout.strip() == (
+            "still being started in the background: demo:slow_compute label=held seconds=0.5; "
+            "`r` is bound to it once the server has it"
+        ), run.stdout
+        kernel.run(
+            "import time\nfor _ in range(200):\n    if 'r' in globals(): break\n    await asyncio.sleep(0.05)\n"
+            "done = await asyncio.wait_for(r, 20)",
+            timeout=25,
+        )
+        assert kernel.value("(type(r).__name__, done.structured['label'])") == ("TaskHandle", "held")
 
 
 def test_fifty_tasks_at_once(tmp_path: Path) -> None:
