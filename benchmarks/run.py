@@ -27,6 +27,7 @@ from _common import Row, table  # noqa: E402 (found through the sys.path line ab
 #: Script → time limit in seconds (full size; --tiny runs are far shorter).
 SCRIPTS = {
     "poll_cost.py": 600,
+    "sse_decode.py": 120,
     "server_throughput.py": 300,
     "memory_per_handle.py": 300,
     "widget_messages.py": 300,
