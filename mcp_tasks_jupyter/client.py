@@ -91,7 +91,7 @@ class Client:
 
     @property
     def index(self) -> TaskIndex | None:
-        """Where the tasks this client starts are recorded (None: nowhere); see ``index.py``."""
+        """Where the tasks this client starts are recorded (None: nowhere); see ``index/task_index.py``."""
         return self.lifecycle.index
 
     @index.setter

@@ -420,3 +420,26 @@ def test_no_two_modules_share_a_file_name() -> None:
         if path.name not in ("__init__.py", "__main__.py"):
             seen.setdefault(path.name, []).append(str(path.relative_to(package)))
     assert {name: where for name, where in seen.items() if len(where) > 1} == {}
+
+
+def test_docstrings_and_comments_name_files_that_exist() -> None:
+    """A docstring or comment that sends the reader to ``some_file.py`` (or ``folder/file.py``, or a
+    front-end ``.ts``) names a file of the repository as it is now, not one from before a move."""
+    root = Path(__file__).resolve().parents[1]
+    package = root / "mcp_tasks_jupyter"
+    skip = (".venv", "node_modules", "peers")
+    files = [
+        p.relative_to(root).as_posix()
+        for pattern in ("*.py", "*.ts")
+        for p in root.rglob(pattern)
+        if not any(part in skip for part in p.parts)
+    ]
+    names = {f.rsplit("/", 1)[-1] for f in files}
+    stale = []
+    for path in sorted(package.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for ref in re.findall(r"([\w/]+\.(?:py|ts))\b", line):
+                known = any(f == ref or f.endswith("/" + ref) for f in files) if "/" in ref else ref in names
+                if not known:
+                    stale.append(f"{path.relative_to(package)}:{number}: {ref}")
+    assert stale == []

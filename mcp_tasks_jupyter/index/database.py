@@ -21,7 +21,7 @@ from .location import IndexLocation
 
 log = logging.getLogger(__name__)
 
-#: 1: the first schema. 2: ``args_key`` is an HMAC under the installation key (index_key.py); the plain
+#: 1: the first schema. 2: ``args_key`` is an HMAC under the installation key (key.py); the plain
 #: SHA-256 digests of version 1 are blanked, so those rows no longer match the cache. 3: provenance
 #: (the server's software and version, start and finish times, the questions and their answers, the
 #: error): added as empty columns to older rows. 4: ``status`` is the task's outcome as this client
@@ -112,7 +112,7 @@ class IndexDatabase:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.location = IndexLocation("sqlite", str(path), path=path)
-        #: ``wal`` or ``delete`` once open (index_journal.py says which and why).
+        #: ``wal`` or ``delete`` once open (journal.py says which and why).
         self.journal_mode: str | None = None
         self._db: sqlite3.Connection | None = None
         self._timeout_ms = -1

@@ -21,7 +21,7 @@ Several kernels at once. Writes are short transactions, so several kernels (proc
 index. On a running event loop (a kernel) a write never holds the loop: it waits at most a few tens of
 milliseconds for another process's lock, and a change that meets a busy database is kept and written
 later from the loop, the row's latest state winning; one kept for ten minutes is given up with a logged
-error, and ``close()`` writes what is left (``index_writes.py`` has the rules and the bounds). Reads
+error, and ``close()`` writes what is left (``writes.py`` has the rules and the bounds). Reads
 (``cached``, ``unfinished``, ``records``) wait up to a second; a read does not see changes still kept.
 Without a running loop (plain scripts) a write or read may wait up to 5 s.
 
@@ -33,11 +33,11 @@ gpfs, beegfs, ceph, fuse.sshfs, 9p and the like, found from ``/proc/self/mountin
 directory), where WAL's shared memory does not work across hosts, and wherever SQLite refuses WAL: there
 it uses a rollback journal (``journal_mode=DELETE``; writers then also wait for readers). The
 environment variable ``MTJ_INDEX_JOURNAL=wal`` or ``=delete`` overrides the detection
-(``index_journal.py``). :attr:`TaskIndex.journal_mode` says which is in use.
+(``journal.py``). :attr:`TaskIndex.journal_mode` says which is in use.
 
 The result cache matches calls on ``args_key``, an HMAC-SHA256 of the full canonical arguments under a
 per-installation random key kept next to the index (``tasks.sqlite3.key``, mode 0600, made on first use;
-``index_key.py``), so a short secret argument cannot be recovered from its digest by guessing. Schema
+``key.py``), so a short secret argument cannot be recovered from its digest by guessing. Schema
 version 1 stored plain SHA-256 digests: opening such an index migrates it to version 2 and blanks them,
 so calls recorded before no longer match the cache (their records stay). Removing the key file likewise
 makes earlier results stop matching.
@@ -254,7 +254,7 @@ class TaskIndex:
 
     @property
     def database(self) -> IndexBackend:
-        """The index's database (``index_backend.py``: SQLite or PostgreSQL)."""
+        """The index's database (``backend.py``: SQLite or PostgreSQL)."""
         return self._database
 
     @property
@@ -269,7 +269,7 @@ class TaskIndex:
 
     @property
     def key(self) -> bytes:
-        """The key of the cache's argument digests (``index_key.py``): a SQLite file's installation key
+        """The key of the cache's argument digests (``key.py``): a SQLite file's installation key
         next to it (shared by whoever shares the file); for a database on a server the team's
         (``MTJ_INDEX_KEY`` or ``MTJ_INDEX_KEY_FILE``), else this user's own key in :func:`data_dir`
         (said once: others' records are then never hits); read or made on first use. Raises OSError or
@@ -318,7 +318,7 @@ class TaskIndex:
 
     def copy_from(self, source: TaskIndex) -> tuple[int, int]:
         """Copy every record of ``source`` (a machine's SQLite file) into this index, each once (by its
-        id; ``index_copy.py``): (copied, already there). Raises ConnectionFailed naming either index when
+        id; ``copy.py``): (copied, already there). Raises ConnectionFailed naming either index when
         one cannot be read or written."""
         from ..errors import ConnectionFailed
         from .copy import copy_rows
@@ -346,7 +346,7 @@ class TaskIndex:
         _close(self._writes, self._database)
 
     def flush(self) -> None:
-        """Write what is kept now (the batch of a running loop; see ``index_writes.py``), unless the
+        """Write what is kept now (the batch of a running loop; see ``writes.py``), unless the
         database is busy and a retry is scheduled. The connection's close calls it, so that no change
         waits for a loop that is about to stop."""
         self._writes.flush_unless_due()

@@ -150,7 +150,7 @@ def make_board(
     if follow:
         board.follow(runtime)
     connections = list(runtime.connections.values())
-    # Row ids are random 63-bit numbers (index.py): the same id is the same record, whatever index.
+    # Row ids are random 63-bit numbers (index/task_index.py): the same id is the same record, whatever index.
     live_rows = {h.index_row for h in handles if getattr(h, "index_row", None) is not None}
     notebook = notebook_path()
     for connection in connections:

@@ -79,7 +79,7 @@ class Runtime:
         #: The runtime's own jobs (the magics' work, widgets' requests); each connection owns its own.
         self._jobs = Background("runtime")
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: Where every connection records its tasks (``index.py``); the default one on first use
+        #: Where every connection records its tasks (``index/task_index.py``); the default one on first use
         #: (``$MTJ_INDEX``, or the user's data directory; ``MTJ_INDEX=off``: none).
         self.index: TaskIndex | None = None
         self._index_chosen = False

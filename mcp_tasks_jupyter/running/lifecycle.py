@@ -81,7 +81,7 @@ class TaskLifecycle:
         #: Where every task's poller, every ordinary call behind a handle and every fan-out's sending
         #: run: a group of the connection's (``session/background.py``), closed with it.
         self.jobs = session.background.child(f"{session.name} (tasks)")
-        #: Where the tasks started here are recorded (None: nowhere); see ``index.py``.
+        #: Where the tasks started here are recorded (None: nowhere); see ``index/task_index.py``.
         self.index: TaskIndex | None = None
         #: Failed polls in a row (with backoff between them) before a task is declared lost.
         self.max_poll_failures = MAX_POLL_FAILURES

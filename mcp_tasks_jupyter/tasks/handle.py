@@ -259,7 +259,7 @@ class TaskHandle:
             await self._controls.cancel(self)
 
     def __repr__(self) -> str:
-        """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see render.py)."""
+        """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see views/text.py)."""
         return text_of_task(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
