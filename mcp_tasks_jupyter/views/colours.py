@@ -3,7 +3,7 @@ it, for every status of ``tasks/status.py`` (``STATUSES``).
 
 The live views draw with the front end's twin, ``labextension/src/widgets/status.css`` (``--mtj-s-NAME``
 and ``--mtj-s-NAME-text``; ``error`` and ``declined`` take the failure's colours there):
-``tests/test_status_colours.py`` reads that file and holds the two equal, status by status, so a saved
+``tests/views/test_status_colours.py`` reads that file and holds the two equal, status by status, so a saved
 summary's badge has the colour the live widget had.
 """
 

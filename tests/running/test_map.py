@@ -12,7 +12,7 @@ import asyncio
 import pytest
 
 import mcp_tasks_jupyter as mtj
-from tests.client.conftest import demo_client
+from tests.support.demo_fixtures import demo_client
 
 pytestmark = pytest.mark.anyio
 WAIT = 30  # seconds: a bound on every wait, never a speed claim

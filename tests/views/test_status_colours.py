@@ -4,13 +4,13 @@ colours the live views take from ``labextension/src/widgets/status.css``, status
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from mcp_tasks_jupyter.tasks.status import STATUSES
 from mcp_tasks_jupyter.views.colours import STATUS_COLOURS, badge_colours
 from mcp_tasks_jupyter.views.html import status_badge_html
+from tests.support.paths import REPO_ROOT
 
-CSS = (Path(__file__).resolve().parent.parent / "labextension" / "src" / "widgets" / "status.css").read_text()
+CSS = (REPO_ROOT / "labextension" / "src" / "widgets" / "status.css").read_text()
 
 
 def _hex(colour: str) -> str:

@@ -1,0 +1,6 @@
+"""Tests of a task's life and fan-out: the demo server over stdio and over Streamable HTTP
+(``tests/support/demo_fixtures.py``)."""
+
+from tests.support.demo_fixtures import connect_demo, demo_client, transport
+
+__all__ = ["connect_demo", "demo_client", "transport"]

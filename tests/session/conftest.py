@@ -1,0 +1,6 @@
+"""Tests of one connection's session: the demo server over stdio and over Streamable HTTP
+(``tests/support/demo_fixtures.py``)."""
+
+from tests.support.demo_fixtures import connect_demo, demo_client, transport
+
+__all__ = ["connect_demo", "demo_client", "transport"]
