@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from ..tasks.status import DECLINED, TOOL_ERROR
+from ..tasks.status import tool_error_outcome
 from . import journal as index_journal
 from .location import IndexLocation
 
@@ -240,8 +240,9 @@ def outcome_of_stored(result: str, questions: str | None) -> str | None:
         return None
     if not isinstance(raw, dict) or raw.get("isError") is not True:
         return None
-    actions = {q.get("action") for q in asked if isinstance(q, dict)} if isinstance(asked, list) else set()
-    return DECLINED if actions & {"decline", "cancel"} else TOOL_ERROR
+    questions_asked = asked if isinstance(asked, list) else []
+    answered = [("", "", str(q.get("action"))) for q in questions_asked if isinstance(q, dict)]
+    return tool_error_outcome(answered)  # decided where the handle decides it
 
 
 class transaction:
