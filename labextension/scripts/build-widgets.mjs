@@ -18,7 +18,8 @@ const WIDGETS = {
   compact: ['compact.ts', ['compact.css', 'status.css']],
   question: ['question.ts', ['form.css']],
   batch: ['batch.ts', ['task.css', 'batch.css', 'status.css']],
-  signin: ['signin.ts', ['signin.css']]
+  signin: ['signin.ts', ['signin.css']],
+  app: ['app.ts', ['app.css']]
 };
 
 const common = {

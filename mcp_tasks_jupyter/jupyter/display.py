@@ -27,7 +27,8 @@ nbval does not apply ``update_display_data``: a cell that shows a task still run
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from html import escape as html_escape
 from typing import Any
 
 from ..tasks.handle import TaskHandle
@@ -36,9 +37,13 @@ from ..views.text import running_line, summary_line, summary_text, task_text
 from ..views.view import view_of
 
 
-def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
+def show_task(handle: TaskHandle, *, compact: bool = False, app: bool = True) -> None:
     """Display ``handle`` below the current cell: one output holding the live widget (on one line
     with ``compact``) and a static summary (for places without a kernel), updated when the task ends.
+
+    A tool with an MCP Apps view (``Tool.ui``) on a connection that draws apps gets its view under the
+    task's line, in the same output (``app=False``, ``--no-app``: the plain result only). The saved summary
+    then says the view was shown live (a saved notebook never runs a view by itself).
 
     Outside IPython it prints the one-line summary instead.
     """
@@ -52,9 +57,41 @@ def show_task(handle: TaskHandle, *, compact: bool = False) -> None:
     from .widgets import bind, compact as compact_widget
 
     widget = compact_widget(handle) if compact else bind(handle)
-    output = display(task_output(widget), raw=True, display_id=True)
+    view = None if compact or not app else _app_view(handle)
+    if view is None:
+        output = display(task_output(widget), raw=True, display_id=True)
+        if not handle.done():
+            _update_when_done(shell, handle, widget, output)
+        return
+    from ipywidgets import VBox  # type: ignore[import-untyped]
+
+    box = VBox([widget, view])
+    output = display(app_output(box, handle, view.uri), raw=True, display_id=True)
     if not handle.done():
-        _update_when_done(shell, handle, widget, output)
+        _update_when_done(shell, handle, box, output, lambda: app_output(box, handle, view.uri))
+
+
+def _app_view(handle: TaskHandle) -> Any:
+    """The MCP Apps view of ``handle``'s tool on its connection (None: no view, or apps are off there)."""
+    from .runtime import get_runtime
+    from .widgets.app_widget import app_view
+
+    connection = get_runtime().connections.get(handle.server)
+    return None if connection is None else app_view(handle, connection.client)
+
+
+def app_output(box: Any, handle: TaskHandle, uri: str) -> dict[str, Any]:
+    """The mime bundle of a task shown with its app view: the box (task line and view) and the summary,
+    with a note that the view was shown live (it is never run from a saved notebook)."""
+    summary = summary_bundle(handle)
+    note = f"an app view ({uri}) was shown live here; run the cell with a kernel to draw it again"
+    return widget_output(
+        box,
+        {
+            "text/plain": f"{summary['text/plain']}\n  {note}",
+            "text/html": f"{summary['text/html']}<div class='mtj-app-note'>{html_escape(note)}</div>",
+        },
+    )
 
 
 def install(shell: Any) -> None:
@@ -234,13 +271,16 @@ def summary_bundle(handle: TaskHandle, *, compact: bool = False) -> dict[str, st
     return {"text/plain": summary_text(seen), "text/html": html}
 
 
-def _update_when_done(shell: Any, handle: TaskHandle, widget: Any, output: Any) -> None:
-    """Replace ``output`` by ``widget``'s final output when ``handle`` ends (see :func:`update_output`)."""
+def _update_when_done(
+    shell: Any, handle: TaskHandle, widget: Any, output: Any, bundle: Callable[[], dict[str, Any]] | None = None
+) -> None:
+    """Replace ``output`` by ``widget``'s final output (or ``bundle()``) when ``handle`` ends (see
+    :func:`update_output`)."""
 
     def on_change(h: TaskHandle) -> None:
         if h.done():
             unsubscribe()
-            update_output(shell, output, task_output(widget), widget)
+            update_output(shell, output, bundle() if bundle else task_output(widget), widget)
 
     unsubscribe = handle.on_change(on_change)
 

@@ -258,6 +258,7 @@ TASK_OPTIONS = (
     Option(("--cache",), "cache", False),
     Option(("--refresh",), "refresh", False),
     Option(("--compact",), "compact", False),
+    Option(("--no-app",), "no_app", False),
 )
 
 
@@ -276,6 +277,8 @@ class TaskCall:
     cache: bool = False
     #: Show the task on one line (``--compact``).
     compact: bool = False
+    #: Draw the plain result, not the tool's MCP Apps view (``--no-app``).
+    no_app: bool = False
 
     @property
     def label(self) -> str:
@@ -346,6 +349,7 @@ def parse_task_line(
         # --refresh forces a new run (and wins over --cache)
         cache=bool(found.get("cache")) and not found.get("refresh"),
         compact=bool(found.get("compact")),
+        no_app=bool(found.get("no_app")),
     )
 
 

@@ -284,6 +284,7 @@ class MCPMagics(Magics):
             <arguments as a JSON object or YAML mapping>
 
             OPTIONS: [-o VAR] [--wait] [--ttl MS] [--answers JSON] [--cache | --refresh] [--compact]
+                     [--no-app]
 
         ``NAME:`` may be left out when one server is connected. Options come before NAME:TOOL, in
         any order; everything after it is ``key=value``. A value is JSON when it parses as JSON
@@ -308,6 +309,7 @@ class MCPMagics(Magics):
                          the server; the summary says "cached". Nothing is cached unless asked.
         ``--refresh``    run the call anew even with ``--cache``.
         ``--compact``    show the task on one line (status, arguments, progress, outcome, cancel).
+        ``--no-app``     a tool with its own view (MCP Apps) shows its plain result, not the view.
 
         The task is shown below the cell as it runs; on one line when the cell starts more than
         a few tasks (a loop, several magics) or with ``--compact``. Errors in the arguments, unknown servers or
@@ -335,7 +337,7 @@ class MCPMagics(Magics):
         many = self._count_task_of_cell() > COMPACT_AFTER
 
         async def then(handle: TaskHandle) -> Any:
-            display.show_task(handle, compact=call.compact or pending.many or many)
+            display.show_task(handle, compact=call.compact or pending.many or many, app=not call.no_app)
             if call.wait:
                 return await handle
             return handle

@@ -43,6 +43,11 @@ def fastmcp_python() -> str:
     return str(_require(FASTMCP_PYTHON))
 
 
+def basic_apps_js() -> str:
+    """The MCP Apps reference server (@modelcontextprotocol/server-basic-vanillajs), installed by `make peers`."""
+    return str(_require(NODE_MODULES / "@modelcontextprotocol" / "server-basic-vanillajs" / "dist" / "index.js"))
+
+
 def everything_js() -> str:
     return str(_require(EVERYTHING_JS))
 

@@ -15,6 +15,7 @@ from .paths import (
     LOOPBACK_PRELOAD,
     MCP1_SERVER,
     PYTHON,
+    basic_apps_js,
     everything_js,
     fastmcp_python,
     node22,
@@ -24,6 +25,13 @@ from .processes import PeerStartError, free_port, python_env, spawn, wait_for_po
 
 START_TIMEOUT = 30.0  # seconds; two busy cores can make a cold Node or Python start slow
 LISTENING_LINE = r"listening on (http://127\.0\.0\.1:\d+/mcp)"
+
+
+# @modelcontextprotocol/server-basic-vanillajs (npm): the MCP Apps reference server, `get-time` and its view.
+
+
+def basic_apps_stdio_argv() -> list[str]:
+    return [node22(), "-r", str(LOOPBACK_PRELOAD), basic_apps_js(), "--stdio"]
 
 
 # @modelcontextprotocol/server-everything (npm), 2025-11-25 tasks: `simulate-research-query`.

@@ -1,0 +1,185 @@
+"""MCP Apps in JupyterLab (issue 32, items 2-5 and 8), in Debian's chromium against a real JupyterLab and
+kernel: the npm reference server's ``get-time`` view draws in its task's output and its button calls the
+tool through the bridge; the demo's live chart shows its progress, is stopped from its view (the steering
+reaches the server) and gets its result; the dark theme reaches the views; and a hostile view (a server
+of ours, ``tests/apps/hostile_server.py``) tries every escape of item 5, each asserted refused.
+
+The steps share one page and kernel, so they are one test. Screenshots go to ``build/screenshots/apps-*.png``
+and, for the README, ``docs/images/app-view-light.png`` and ``app-view-dark.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import FrameLocator, Locator, Page, expect
+
+from tests.browser.lab import Lab, notebook_page, running_lab, write_notebook
+from tests.browser.test_lab_extension import SHOTS, STEP
+from tests.support.paths import REPO_ROOT
+from tests.support.peers import basic_apps_stdio_argv
+
+pytestmark = pytest.mark.timeout(600)
+expect.set_options(timeout=STEP)
+
+HOSTILE = Path(__file__).parents[1] / "apps" / "hostile_server.py"
+DOCS_IMAGES = REPO_ROOT / "docs" / "images"
+CHANGE_THEME = "t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
+#: What each escape of the hostile view must come to (its own report, in its page).
+ESCAPES = [
+    "parent-document",
+    "top-document",
+    "cookie",
+    "local-storage",
+    "window-open",
+    "top-navigation",
+    "sibling-frames",
+    "fetch-jupyter",
+    "fetch-elsewhere",
+    "image-jupyter",
+    "call-model-only",
+    "ui-message",
+    "open-javascript-link",
+]
+
+
+def cells(lab_url: str) -> list[str]:
+    basic = " ".join(basic_apps_stdio_argv())
+    return [
+        "%load_ext mcp_tasks_jupyter",
+        f"%mcp_connect basic {basic}\n%mcp_connect hostile {sys.executable} {HOSTILE}\n"
+        "%mcp_connect demo {sys.executable} -m mcp_tasks_jupyter.demo --poll-interval 200",
+        "t = %mcp_task basic:get-time",  # 2
+        "chart = %mcp_task demo:live_chart label=b1 points=400 interval=0.1",  # 3
+        f"h = %mcp_task hostile:escape jupyter={lab_url}",  # 4
+        "import ipywidgets, warnings\n"  # 5: what the views called, as the kernel saw it
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "print(sorted((w.tool, w.calls) for w in ipywidgets.Widget.widgets.values()"
+        " if type(w).__name__ == 'AppViewWidget'))",
+        "plain = %mcp_task --no-app basic:get-time",  # 6
+    ]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    root = tmp_path_factory.mktemp("apps-root")
+    with running_lab(root, tmp_path_factory.mktemp("apps-home")) as server:
+        write_notebook(root / "apps.ipynb", cells(server.url))
+        yield server
+
+
+@pytest.fixture(scope="module")
+def page(lab: Lab) -> Iterator[Page]:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with notebook_page(lab, "apps.ipynb", STEP, size=(1300, 1100)) as page:
+        yield page
+
+
+def cell(page: Page, n: int) -> Locator:
+    return page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-CodeCell").nth(n)
+
+
+def view(page: Page, n: int) -> FrameLocator:
+    return cell(page, n).frame_locator("iframe.mtj-app-iframe")
+
+
+def run_cell(page: Page, n: int) -> None:
+    cell(page, n).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def test_apps_in_lab(page: Page, lab: Lab) -> None:
+    expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
+    for n in range(5):
+        run_cell(page, n)
+
+    # 1. the reference server's get-time view: drawn in the task's one output, sandboxed, its button works
+    timed = cell(page, 2)
+    expect(timed.locator(".jp-OutputArea-output")).to_have_count(1)
+    expect(timed.locator(".mtj-task .mtj-badge")).to_have_text("completed")
+    frame = timed.locator("iframe.mtj-app-iframe")
+    assert frame.get_attribute("sandbox") == "allow-scripts"
+    basic = view(page, 2)
+    first = basic.locator("#server-time")
+    expect(first).to_have_text(re.compile(r"^\d{4}-\d\d-\d\dT"))  # the tool result reached the view
+    before = first.text_content()
+    page.wait_for_timeout(1100)
+    basic.locator("#get-time-btn").click()  # tools/call through the bridge and the kernel's client
+    expect(first).not_to_have_text(before or "")
+    expect(first).to_have_text(re.compile(r"^\d{4}-\d\d-\d\dT"))
+    # ui/message: there is no model here; the view is answered, nothing is sent anywhere
+    basic.locator("#send-message-btn").click()
+    # ui/open-link: a link the person may click, never opened by itself
+    basic.locator("#open-link-btn").click()
+    offer = timed.locator(".mtj-app-link a")
+    expect(offer).to_have_attribute("href", "https://modelcontextprotocol.io/")
+    expect(offer).to_have_attribute("target", "_blank")
+    expect(offer).to_have_attribute("rel", "noopener noreferrer")
+    assert len(page.context.pages) == 1
+    timed.locator(".mtj-app-link button").click()
+    expect(timed.locator(".mtj-app-link")).to_have_count(0)
+    timed.scroll_into_view_if_needed()
+    timed.screenshot(path=str(SHOTS / "apps-01-get-time.png"))
+
+    # 2. the demo's live chart: progress drawn live, stopped from the view, the result drawn
+    chart = view(page, 3)
+    expect(chart.locator("#status")).to_have_text(re.compile(r"^\d+/400 points$"))
+    chart.locator("#stop").click()
+    expect(chart.locator("#status")).to_have_text(re.compile(r"^done: \d+ points \(stopped early\)$"))
+    expect(cell(page, 3).locator(".mtj-task .mtj-badge")).to_have_text("completed")
+    expect(cell(page, 3).locator(".mtj-task")).to_contain_text("stopped early from the view")
+    cell(page, 3).scroll_into_view_if_needed()
+    cell(page, 3).screenshot(path=str(SHOTS / "apps-02-live-chart.png"))
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-CodeCell").nth(2).scroll_into_view_if_needed()
+    cell(page, 2).screenshot(path=str(DOCS_IMAGES / "app-view-light.png"))
+
+    # 3. the hostile view: every escape refused, as its own page reports it
+    hostile = view(page, 4)
+    expect(hostile.locator("body[data-done='1']")).to_have_count(1)
+    report = json.loads(hostile.locator("#results").text_content() or "{}")
+    for attempt in ESCAPES:
+        assert attempt in report, (attempt, report)
+        assert "refused" in (report[attempt] or "") and "ESCAPED" not in (report[attempt] or ""), (attempt, report)
+    assert (report.get("call-app-only") or "").startswith("allowed: ")  # an app-only tool is the view's to call
+    assert page.evaluate("location.hash") != "#escaped" and len(page.context.pages) == 1
+    box = cell(page, 4).locator("iframe.mtj-app-iframe")
+    height = box.evaluate("e => e.getBoundingClientRect().height")
+    assert 40 <= height <= 1600  # size-changed of 1e9: within bounds
+    # a message from the page itself, claiming to be the hostile view's: ignored (checked by its source)
+    page.evaluate(
+        "window.postMessage({jsonrpc: '2.0', id: 4242, method: 'tools/call',"
+        " params: {name: 'app_only', arguments: {}}}, '*')"
+    )
+    page.wait_for_timeout(500)
+    run_cell(page, 5)
+    calls = cell(page, 5).locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stdout']")
+    expect(calls).to_contain_text("'escape'")
+    seen = calls.text_content() or ""
+    # the view's own app-only call went through once; the spoofed one, the oversized one and the
+    # model-only one never reached the kernel's client
+    assert seen.count("tools/call app_only") == 1, seen
+    assert "tools/call plain" not in seen and "model_only" not in seen, seen
+    assert "tools/call steer_chart" in seen and "tools/call get-time" in seen, seen
+    cell(page, 4).screenshot(path=str(SHOTS / "apps-03-hostile.png"))
+
+    # 4. --no-app: the plain result, no view
+    run_cell(page, 6)
+    expect(cell(page, 6).locator(".mtj-task .mtj-badge")).to_have_text("completed")
+    expect(cell(page, 6).locator("iframe")).to_have_count(0)
+
+    # 5. the dark theme reaches the views (host-context-changed)
+    page.evaluate(CHANGE_THEME, "JupyterLab Dark")
+    expect(page.locator("body[data-jp-theme-light='false']")).to_have_count(1)
+    expect(basic.locator("html[data-theme='dark']")).to_have_count(1)
+    expect(chart.locator("body.dark")).to_have_count(1)
+    cell(page, 2).scroll_into_view_if_needed()
+    cell(page, 2).screenshot(path=str(DOCS_IMAGES / "app-view-dark.png"))
+    cell(page, 3).screenshot(path=str(SHOTS / "apps-04-live-chart-dark.png"))
+    page.evaluate(CHANGE_THEME, "JupyterLab Light")
+    print(json.dumps(report, indent=1))
