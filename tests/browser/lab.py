@@ -46,7 +46,12 @@ class Lab:
     root: Path
     process: PeerProcess
 
+    #: ``jupyterlab`` or ``notebook`` (Notebook 7: a notebook opens at ``/notebooks/PATH``).
+    app: str = "jupyterlab"
+
     def page_url(self, path: str) -> str:
+        if self.app == "notebook":
+            return f"{self.url}/notebooks/{path}?token={self.token}"
         return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
 
 
@@ -100,9 +105,9 @@ def lab_env(home: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_lab(root: Path, home: Path, *, base_url: str = "/") -> Iterator[Lab]:
+def running_lab(root: Path, home: Path, *, base_url: str = "/", app: str = "jupyterlab") -> Iterator[Lab]:
     """JupyterLab serving ``root`` on 127.0.0.1 until the block ends (then shut down, then killed);
-    ``base_url`` as JupyterHub gives a user's server (``/user/NAME/``)."""
+    ``base_url`` as JupyterHub gives a user's server (``/user/NAME/``); ``app="notebook"``: Notebook 7."""
     if not Path(CHROMIUM).exists():
         raise RuntimeError(
             f"the browser tests need Debian's chromium at {CHROMIUM} "
@@ -112,7 +117,7 @@ def running_lab(root: Path, home: Path, *, base_url: str = "/") -> Iterator[Lab]
     argv = [
         str(PYTHON),
         "-m",
-        "jupyterlab",
+        app,
         "--no-browser",
         "--ip=127.0.0.1",
         f"--port={port}",
@@ -120,13 +125,13 @@ def running_lab(root: Path, home: Path, *, base_url: str = "/") -> Iterator[Lab]
         "--allow-root",
         f"--ServerApp.root_dir={root}",
         "--ServerApp.port_retries=0",
-        "--LabApp.news_url=",
+        *(["--LabApp.news_url="] if app == "jupyterlab" else []),
         "--ServerApp.open_browser=False",
-        "--LabApp.expose_app_in_browser=True",
+        f"--{'LabApp' if app == 'jupyterlab' else 'JupyterNotebookApp'}.expose_app_in_browser=True",
         f"--ServerApp.base_url={base_url}",
     ]
     with spawn(argv, env=lab_env(home), cwd=root, grace=10.0) as process:
-        lab = Lab(f"http://127.0.0.1:{port}{base_url.rstrip('/')}", token, root, process)
+        lab = Lab(f"http://127.0.0.1:{port}{base_url.rstrip('/')}", token, root, process, app)
         _wait_ready(lab)
         try:
             yield lab

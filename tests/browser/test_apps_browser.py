@@ -183,3 +183,28 @@ def test_apps_in_lab(page: Page, lab: Lab) -> None:
     cell(page, 3).screenshot(path=str(SHOTS / "apps-04-live-chart-dark.png"))
     page.evaluate(CHANGE_THEME, "JupyterLab Light")
     print(json.dumps(report, indent=1))
+
+
+def test_apps_in_notebook_7(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same views in Notebook 7 (``/notebooks/NAME.ipynb``): get-time draws and its button calls the tool;
+    the live chart shows its progress and is stopped from its view."""
+    root = tmp_path_factory.mktemp("apps-nb7-root")
+    with running_lab(root, tmp_path_factory.mktemp("apps-nb7-home"), app="notebook") as server:
+        write_notebook(root / "apps7.ipynb", cells(server.url)[:4])
+        with notebook_page(server, "apps7.ipynb", STEP, size=(1300, 1100)) as page:
+            expect(cell(page, 3)).to_be_visible()
+            page.wait_for_timeout(1000)  # the kernel starts behind the page; a cell run before waits for it
+            for n in range(4):
+                run_cell(page, n)
+            basic = view(page, 2)
+            shown = basic.locator("#server-time")
+            expect(shown).to_have_text(re.compile(r"^\d{4}-\d\d-\d\dT"))
+            before = shown.text_content()
+            page.wait_for_timeout(1100)
+            basic.locator("#get-time-btn").click()
+            expect(shown).not_to_have_text(before or "")
+            chart = view(page, 3)
+            expect(chart.locator("#status")).to_have_text(re.compile(r"^\d+/400 points$"))
+            chart.locator("#stop").click()
+            expect(chart.locator("#status")).to_have_text(re.compile(r"^done: \d+ points \(stopped early\)$"))
+            cell(page, 2).screenshot(path=str(SHOTS / "apps-05-notebook7-get-time.png"))
