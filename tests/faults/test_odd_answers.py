@@ -32,7 +32,19 @@ async def test_a_status_push_with_a_list_for_its_task_id_is_ignored_quietly(capl
                     "params": {"taskId": [handle.task_id], "status": "completed"},
                 }
             )
-            await asyncio.sleep(0.3)
+            # a valid push after it on the same stream: once it shows, the odd one was handled
+            server.brain.push(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/tasks/status",
+                    "params": {
+                        "taskId": handle.task_id,
+                        "status": "working",
+                        "statusMessage": "after the odd",
+                    },
+                }
+            )
+            await until(lambda: handle.status_message == "after the odd", 10)
         assert "failed" not in caplog.text and not handle.done()
         await handle.cancel()
 
