@@ -117,8 +117,17 @@ def _injected() -> NotebookRun | None:
     )
 
 
+def _is_kernel() -> bool:
+    """Whether this process is a kernel: jupyter_client starts one as ``python -m ipykernel_launcher -f
+    CONNECTION.json``. Only a kernel's parent is the run that names its notebook; any other process's
+    parent (a shell running ``pytest A.ipynb``, ``make``) runs no notebook for it."""
+    return bool(sys.argv) and Path(sys.argv[0]).name.startswith("ipykernel")
+
+
 @cache
 def _from_parent() -> NotebookRun | None:
+    if not _is_kernel():
+        return None
     parent = _parent()
     if parent is None:
         return None
