@@ -20,6 +20,8 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 HTTP_DEMO = {f"{PACKAGE}.demo.http_server", f"{PACKAGE}.demo.auth_http"}
 #: The only module that imports the postgres extra's driver (a task index on PostgreSQL).
 POSTGRES = {f"{PACKAGE}.index.postgres"}
+#: The only module that imports the crate extra's library (an RO-Crate export).
+CRATE = {f"{PACKAGE}.exports.crate"}
 #: The only module that imports the Jupyter server (the server extension's routes, loaded only by a
 #: Jupyter server, which brings them; the kernel side imports only ``serverext/relay.py``).
 SERVER_EXTENSION = {f"{PACKAGE}.serverext.handlers"}
@@ -69,6 +71,12 @@ def test_only_the_postgresql_backend_imports_its_driver_from_the_postgres_extra(
     assert "mcp-tasks-jupyter[postgres]" in PROJECT["optional-dependencies"]["test"]  # its tests run
 
 
+def test_only_the_crate_export_imports_rocrate_from_the_crate_extra() -> None:
+    assert third_party()["rocrate"] == CRATE
+    assert {_name(r) for r in PROJECT["optional-dependencies"]["crate"]} == {"rocrate"}
+    assert "mcp-tasks-jupyter[crate]" in PROJECT["optional-dependencies"]["test"]  # its tests run
+
+
 def test_only_the_server_extension_imports_the_jupyter_server() -> None:
     users = third_party()
     assert users["jupyter_server"] == SERVER_EXTENSION and users["tornado"] == SERVER_EXTENSION
@@ -79,7 +87,7 @@ def test_every_import_is_a_runtime_dependency_and_every_dependency_is_imported()
     imported = {
         module: _distributions(module)
         for module in third_party()
-        if module not in ("starlette", "uvicorn", "psycopg", "jupyter_server", "tornado")
+        if module not in ("starlette", "uvicorn", "psycopg", "rocrate", "jupyter_server", "tornado")
     }
     unlisted = {module: dists for module, dists in imported.items() if not dists & runtime}
     assert not unlisted, f"imported but not in [project.dependencies]: {unlisted}"

@@ -8,6 +8,7 @@ The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-
     mcp-tasks result ID [--json] [--timeout S] [--header NAME=VALUE ...]
     mcp-tasks cancel ID [--timeout S] [--header NAME=VALUE ...]
     mcp-tasks export PATH [--status S] [--server NAME] [--notebook PATH] [--user NAME]
+    mcp-tasks export --ro-crate PATH [--license SPDX|URL] [--name N] [--description D] [--publisher P] [filters]
     mcp-tasks clear [--finished]
     mcp-tasks copy [SQLITE_FILE]
 
@@ -37,17 +38,20 @@ import os
 import re
 import socket
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import MCPError
+from ..index.author import settings_path
 from ..index.task_index import TaskIndex, TaskRecord, data_dir
 from ..protocol import versions
 from ..release import __version__
 from ..tasks.status import FINISHED, STATUSES
 from ..views.labels import arguments_label
-from .provenance import export, matching, provenance_row
+from .crate import NO_LICENSE, is_crate_path, write_crate
+from .provenance import export, matching, provenance_row, records
 
 if TYPE_CHECKING:
     from ..client import Connecting
@@ -121,9 +125,23 @@ def parser() -> argparse.ArgumentParser:
     cancel.add_argument("id", metavar="ID", nargs="?")
     remote(cancel)
     exporting = commands.add_parser(
-        "export", help="write the provenance of the tasks (JSON Lines, or CSV by .csv)"
+        "export",
+        help="write the provenance of the tasks (JSON Lines, CSV by .csv, an RO-Crate by .crate or .crate.zip)",
     )
-    exporting.add_argument("path", metavar="PATH")
+    exporting.add_argument("path", metavar="PATH", nargs="?")
+    exporting.add_argument(
+        "--ro-crate",
+        metavar="PATH",
+        help="write an RO-Crate (Process Run Crate) instead: a folder, or a zip when PATH ends in .zip",
+    )
+    exporting.add_argument(
+        "--license",
+        metavar="SPDX|URL",
+        help='the crate\'s license, e.g. CC-BY-4.0 (default: "license" in the setting mcp-tasks-jupyter.json)',
+    )
+    exporting.add_argument("--name", help="the crate's name (default: made from the notebooks)")
+    exporting.add_argument("--description", help="the crate's description")
+    exporting.add_argument("--publisher", metavar="NAME|URL", help="who publishes the crate (an organization)")
     filters(exporting)
     clear = commands.add_parser("clear", help="remove records (every one, or the finished ones)")
     clear.add_argument("--finished", action="store_true", help="only the records of tasks that have ended")
@@ -276,8 +294,29 @@ def _cancel(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
 
 def _export(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
     wanted = {k: getattr(args, k) for k in ("status", "server", "notebook", "user") if getattr(args, k)}
-    count = export(wanted, args.path, index=index)
-    print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {plain(args.path)}", file=out)
+    if (args.path is None) == (args.ro_crate is None):
+        raise CommandError("export: give PATH, or --ro-crate PATH for an RO-Crate (one of them)")
+    crate = args.ro_crate or (args.path if is_crate_path(args.path) else None)
+    if crate is None:
+        count = export(wanted, args.path, index=index)
+        print(
+            f"exported the provenance of {count} task{'' if count == 1 else 's'} to {plain(args.path)}", file=out
+        )
+        return 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # said below, in the command's words
+        written = write_crate(
+            records(wanted, index=index),
+            crate,
+            license=args.license,
+            name=args.name,
+            description=args.description,
+            publisher=args.publisher,
+        )
+    tasks = f"{written.tasks} task{'' if written.tasks == 1 else 's'}"
+    print(f"exported {tasks} as an RO-Crate (Process Run Crate 0.5) to {plain(crate)}", file=out)
+    if "license" in written.missing:
+        print(f"note: {NO_LICENSE.format(settings=settings_path())}", file=out)
     return 0
 
 

@@ -253,10 +253,66 @@ def write(rows_: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> i
     return count
 
 
-def export(what: Selection, path: str | os.PathLike[str], *, index: TaskIndex | None = None) -> int:
+def records(what: Selection = None, *, index: TaskIndex | None = None) -> list[TaskRecord]:
+    """The index's records of ``what`` (see :func:`rows`), read after the index wrote what it keeps: a
+    crate holds what the index holds. A handle whose task has no record is a UsageError."""
+    from ..tasks.handle import TaskHandle
+
+    if index is None:
+        index = default_index()
+    if index is None:
+        raise UsageError("export: the task index is off (MTJ_INDEX=off): a crate is made from its records")
+    index.flush()
+    if what is None or isinstance(what, Mapping):
+        wanted = dict(what or {})
+        unknown = sorted(set(wanted) - set(FILTER_KEYS))
+        if unknown:
+            raise UsageError(f"export: unknown filter key(s) {', '.join(unknown)} (use {', '.join(FILTER_KEYS)})")
+        return matching(index.records(), **wanted)
+    if isinstance(what, (TaskHandle, TaskRecord)):
+        what = [what]
+    out: list[TaskRecord] = []
+    for item in what:
+        if isinstance(item, TaskRecord):
+            out.append(item)
+        elif isinstance(item, TaskHandle):
+            row = item.cached_from if item.cached else item.index_row
+            record = index.get(row) if row is not None else None
+            if record is None:
+                raise UsageError(
+                    f"export: the task {item.tool} ({item.task_id or 'no id'}) has no record in the index"
+                )
+            out.append(record)
+        else:
+            raise UsageError(
+                f"export: expected task handles, records or a filter mapping, got {type(item).__name__}"
+            )
+    return list({r.id: r for r in out}.values())
+
+
+def export(
+    what: Selection,
+    path: str | os.PathLike[str],
+    *,
+    index: TaskIndex | None = None,
+    license: str | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    publisher: str | None = None,
+) -> int:
     """Write the provenance of ``what`` (handles, records, or a filter such as ``{"status":
-    "completed"}``; None for every record) to ``path``, JSON Lines or CSV (by extension). Returns the
-    number of tasks written. See :mod:`mcp_tasks_jupyter.exports.provenance` for the columns."""
+    "completed"}``; None for every record) to ``path``: an RO-Crate for ``NAME.crate`` (a directory) or
+    ``NAME.crate.zip`` (``exports/crate.py``: ``license``, ``name``, ``description``, ``publisher`` are
+    its root's), else JSON Lines or CSV (by extension). Returns the number of tasks written. See
+    :mod:`mcp_tasks_jupyter.exports.provenance` for the columns."""
+    from .crate import is_crate_path, write_crate
+
+    if is_crate_path(path):
+        chosen = records(what, index=index)
+        written = write_crate(
+            chosen, Path(path), license=license, name=name, description=description, publisher=publisher
+        )
+        return written.tasks
     return write(rows(what, index=index), path)
 
 
@@ -318,6 +374,7 @@ __all__ = [
     "matching",
     "provenance_row",
     "read_export",
+    "records",
     "result_digest",
     "rows",
     "write",
