@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from ..redact import redact_arguments
+from ..redact import redact_arguments, scrub_data, scrub_optional
 from ..tasks.status import FINISHED as FINISHED_STATUSES
 from . import key as index_key, unwritten
 from .author import Author, current_author
@@ -452,21 +452,23 @@ class TaskIndex:
     ) -> None:
         """The task's latest state (and its raw result once fetched, its finish time, its questions, its
         error, the ``-o`` variable); None leaves the id, times, result, questions, error and variable as
-        they are. The questions' values
-        of secret-looking keys are redacted. Never waits long on a running loop (see the module docstring)."""
+        they are. The questions' values of secret-looking keys are redacted, and a secret registered in this
+        process (``redact.py``) that the server echoes is scrubbed from the result, message and error. Never
+        waits long on a running loop (see the module docstring)."""
         self._writes.submit(
             row,
             sets={
                 "task_id": task_id,
                 "status": status,
                 "server_status": server_status or status,
-                "status_message": status_message,
+                "status_message": scrub_optional(status_message),
                 "created_at": created_at,
                 "ttl_ms": ttl_ms,
-                "result": canonical_json(result) if result is not None else None,
+                # a secret registered in this process (a header, a token) that the server echoes is not kept
+                "result": canonical_json(scrub_data(result)) if result is not None else None,
                 "finished_at": finished_at,
                 "questions": canonical_json(redact_arguments(questions)) if questions else None,
-                "error": error,
+                "error": scrub_optional(error),
                 "out_var": out_var,
                 "updated_at": time.time(),
             },
