@@ -208,7 +208,9 @@ VIEW_HTML = """<!DOCTYPE html>
       const w = waiting.get(m.id); waiting.delete(m.id);
       if (w) m.error ? w.reject(new Error(m.error.message)) : w.resolve(m.result);
     } else if (m.method === "ui/resource-teardown") {
-      done = true; clearTimeout(timer); post({ jsonrpc: "2.0", id: m.id, result: {} });
+      done = true; clearTimeout(timer);
+      notify("notifications/message", { level: "info", logger: "live-chart", data: "torn down" });
+      post({ jsonrpc: "2.0", id: m.id, result: {} });
     } else if (m.method && on[m.method]) {
       on[m.method](m.params);
     } else if (m.id !== undefined) {

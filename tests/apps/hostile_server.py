@@ -69,7 +69,11 @@ HOSTILE_VIEW = r"""<!DOCTYPE html>
     tryIt("local-storage", () => window.localStorage.length);
     tryIt("window-open", () => { const w = window.open("https://example.com/"); if (!w) throw new Error("null"); return w; });
     tryIt("top-navigation", () => { window.top.location = "about:blank#escaped"; return "navigated"; });
-    tryIt("sibling-frames", () => window.parent.frames.length + ":" + window.parent.frames[0].document.title);
+    tryIt("sibling-frames", () => {
+      const others = Array.from({ length: window.parent.frames.length }, (_, i) => window.parent.frames[i]).filter((f) => f !== window);
+      if (!others.length) throw new Error("no other view to try");
+      return others.map((f) => f.document.title).join(",");  // throws on the first view it may not read
+    });
     for (const [name, url] of [["fetch-jupyter", jupyter + "/api/contents"], ["fetch-elsewhere", "https://example.com/"]]) {
       try { await fetch(url, { credentials: "include", mode: "no-cors" }); report(name, false, "fetched"); }
       catch (e) { report(name, true, e.name || e); }

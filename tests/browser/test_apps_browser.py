@@ -1,8 +1,9 @@
 """MCP Apps in JupyterLab (issue 32, items 2-5 and 8), in Debian's chromium against a real JupyterLab and
 kernel: the npm reference server's ``get-time`` view draws in its task's output and its button calls the
 tool through the bridge; the demo's live chart shows its progress, is stopped from its view (the steering
-reaches the server) and gets its result; the dark theme reaches the views; and a hostile view (a server
-of ours, ``tests/apps/hostile_server.py``) tries every escape of item 5, each asserted refused.
+reaches the server) and gets its result; the dark theme reaches the views; a hostile view (a server of
+ours, ``tests/apps/hostile_server.py``) tries every escape of item 5, each asserted refused; a view the
+kernel tears down (``ui/resource-teardown``) answers.
 
 The steps share one page and kernel, so they are one test. Screenshots go to ``build/screenshots/apps-*.png``
 and, for the README, ``docs/images/app-view-light.png`` and ``app-view-dark.png``.
@@ -62,6 +63,9 @@ def cells(lab_url: str) -> list[str]:
         "print(sorted((w.tool, w.calls) for w in ipywidgets.Widget.widgets.values()"
         " if type(w).__name__ == 'AppViewWidget'))",
         "plain = %mcp_task --no-app basic:get-time",  # 6
+        "from mcp_tasks_jupyter.jupyter.widgets.app_widget import views_of\n"  # 7
+        "for v in views_of(chart):\n    await v.teardown()\n"
+        "print([line['data'] for line in chart.logs if line.get('logger') == 'view'])",
     ]
 
 
@@ -182,6 +186,10 @@ def test_apps_in_lab(page: Page, lab: Lab) -> None:
     cell(page, 2).screenshot(path=str(DOCS_IMAGES / "app-view-dark.png"))
     cell(page, 3).screenshot(path=str(SHOTS / "apps-04-live-chart-dark.png"))
     page.evaluate(CHANGE_THEME, "JupyterLab Light")
+
+    # 6. the kernel tears a view down (ui/resource-teardown), and the view answers
+    run_cell(page, 7)
+    expect(cell(page, 7).locator(".jp-OutputArea-output")).to_contain_text('"torn down"')
     print(json.dumps(report, indent=1))
 
 

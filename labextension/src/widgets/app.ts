@@ -118,6 +118,9 @@ export function linkable(url: unknown): url is string {
   }
 }
 
+/** `Element.moveBefore` (a move that keeps a frame running), where the browser has it. */
+type MoveBefore = (node: Node, child: Node | null) => void;
+
 interface IPending {
   resolve: (value: Record<string, unknown>) => void;
   reject: (error: Error) => void;
@@ -181,6 +184,7 @@ class KernelCalls {
 
 function render({ model, el }: IRenderProps<IAppState>): () => void {
   const root = h('div', 'mtj-app');
+
   const head = h('div', 'mtj-app-head');
   const title = h('span', 'mtj-app-title');
   const note = h('span', 'mtj-app-note');
@@ -276,6 +280,25 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     }
   }
 
+  /** `iframe` moved, still running, into a hidden holder on the page (null: it cannot be). */
+  function park(iframe: HTMLIFrameElement | null): HTMLElement | null {
+    const holder = document.createElement('div');
+    const move = (holder as unknown as { moveBefore?: MoveBefore }).moveBefore;
+    if (!iframe || !iframe.isConnected || typeof move !== 'function') {
+      return null;
+    }
+    holder.className = 'mtj-app-parked';
+    holder.setAttribute('aria-hidden', 'true');
+    document.body.append(holder);
+    try {
+      move.call(holder, iframe, null);
+      return holder;
+    } catch {
+      holder.remove();
+      return null;
+    }
+  }
+
   async function teardown(): Promise<void> {
     const current = bridge;
     if (current && initialized) {
@@ -330,13 +353,16 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     iframe.style.height = `${FIRST_HEIGHT}px`;
     const policy = buildCsp(model.get('csp'), location.hostname);
     iframe.srcdoc = withCsp(html, policy);
+    // Credentialless: whatever the frame loads (a navigation of its own included, which no CSP
+    // governs) goes without the page's cookies, so it can never be a request of the notebook's user.
+    iframe.setAttribute('credentialless', '');
     let loads = 0;
     iframe.addEventListener('load', () => {
       loads += 1;
       if (loads > 1) {
-        // The view navigated itself away: whatever is there now is not it.
-        note.textContent = 'the view navigated away and was stopped';
-        stop();
+        // A second document in the frame (JupyterLab re-attaching a cell reloads its frames, or the
+        // view navigated itself): it starts over with ui/initialize and is told the task again.
+        initialized = sentInput = sentEnd = false;
       }
     });
     frame = iframe;
@@ -422,7 +448,12 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     }
     model.off('msg:custom', onCustom);
     calls.close();
-    void teardown();
+    // The view is going (its output cleared, the notebook closed): where the frame is still on the
+    // page and the browser can move it without reloading it (moveBefore), it waits off-screen for
+    // ui/resource-teardown's answer. JupyterLab 4.6 detaches the output before this cleanup runs, so
+    // there the frame is already gone; the kernel's AppViewWidget.teardown() asks it in time.
+    const holder = park(frame);
+    void teardown().finally(() => holder?.remove());
     void transport;
   };
 }

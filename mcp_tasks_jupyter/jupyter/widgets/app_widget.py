@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from ...tasks.handle import TaskHandle
 
 log = logging.getLogger(__name__)
+
+#: Every view alive in this kernel (weakly: a view closed and dropped leaves).
+_VIEWS: weakref.WeakSet[AppViewWidget] = weakref.WeakSet()
 
 #: Calls from one view being answered at a time; more are refused at once.
 MAX_IN_FLIGHT = 8
@@ -87,6 +91,7 @@ class AppViewWidget(anywidget.AnyWidget):
         self.calls: list[str] = []
         self.on_msg(self._on_front_end_msg)
         handle.add_done_callback(self._ended)
+        _VIEWS.add(self)
         from ..runtime import get_runtime
 
         self._runtime = get_runtime()
@@ -210,6 +215,11 @@ class AppViewWidget(anywidget.AnyWidget):
         if not isinstance(level, str) or not isinstance(data, str):
             return
         control_of(self._handle).logged({"level": level[:20], "logger": "view", "data": scrub(data)[:2000]})
+
+
+def views_of(handle: TaskHandle) -> list[AppViewWidget]:
+    """The app views drawn for ``handle`` in this kernel (to tear them down: ``await view.teardown()``)."""
+    return [view for view in list(_VIEWS) if view._handle is handle]
 
 
 def app_view(handle: TaskHandle, client: Client) -> AppViewWidget | None:
