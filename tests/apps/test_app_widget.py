@@ -143,3 +143,24 @@ async def test_too_many_calls_at_once_are_refused():
         await eventually(lambda: len(answers(sent)) == MAX_IN_FLIGHT + 2, timeout=WAIT, what="every answer")
         refused = [a for a in answers(sent).values() if "error" in a]
         assert len(refused) == 2 and all("calls at a time" in a["error"]["message"] for a in refused)
+
+
+async def test_the_saved_output_keeps_the_summary_and_says_a_view_was_shown():
+    """What a saved notebook keeps of a task shown with its view (item 6): no view runs from it; its summary
+    and the tool's text result, and a note naming the view (escaped in HTML)."""
+    from ipywidgets import VBox
+
+    from mcp_tasks_jupyter.jupyter.display import app_output
+
+    async with demo_client("--poll-interval", "100") as demo:
+        task = await demo.start_task("live_chart", {"label": "<b>", "points": 2, "interval": 0})
+        await asyncio.wait_for(task, WAIT)
+        view = app_view(task, demo)
+        assert view is not None
+        bundle = app_output(VBox([view]), task, view.uri)
+    plain, html = bundle["text/plain"], bundle["text/html"]
+    assert plain.startswith("live_chart label=<b> points=2 interval=0 on demo: completed")
+    note = f"an app view ({VIEW_URI}) was shown live here; run the cell with a kernel to draw it again"
+    assert plain.endswith(note)
+    assert "<b>:" not in html and "&lt;b&gt;" in html and f"an app view ({VIEW_URI}) was shown live" in html
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "<iframe" not in html and "<script" not in html
