@@ -70,6 +70,8 @@ class ServerConfig:
     secrets: frozenset[str] = frozenset()
     #: ``"oauth"``: settings (sign in with these), False (never sign in), None (when the server asks).
     oauth: OAuth | bool | None = None
+    #: ``"apps": false``: this server's MCP Apps views are not drawn (the plain result is), nor declared.
+    apps: bool = True
 
     @property
     def transport(self) -> str:
@@ -121,6 +123,9 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
     dialect = entry.get("dialect")
     if dialect is not None and not isinstance(dialect, str):
         raise ConfigError(f'{where}: "dialect" must be a string')
+    apps = entry.get("apps", True)
+    if not isinstance(apps, bool):
+        raise ConfigError(f'{where}: "apps" must be true or false')
     wants_http = kind in HTTP_TYPES or (kind is None and "url" in entry and "command" not in entry)
     if wants_http:
         if "url" not in entry:
@@ -150,6 +155,7 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
             display_target=entry["url"],
             secrets=_scrubbable(secrets),
             oauth=oauth,
+            apps=apps,
         )
     if "command" not in entry:
         raise ConfigError(f'{where} needs "command" (stdio) or "url" (HTTP)')
@@ -164,7 +170,14 @@ def parse_entry(name: str, entry: Any, source: Path, environ: Mapping[str, str] 
         raise ConfigError(f'{where}: "oauth" applies to HTTP servers; this one has a command')
     display = " ".join([entry["command"], *(str(a) for a in args)])
     return ServerConfig(
-        name, source, argv, env=table("env"), dialect=dialect, display_target=display, secrets=_scrubbable(secrets)
+        name,
+        source,
+        argv,
+        env=table("env"),
+        dialect=dialect,
+        display_target=display,
+        secrets=_scrubbable(secrets),
+        apps=apps,
     )
 
 

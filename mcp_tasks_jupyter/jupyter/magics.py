@@ -109,7 +109,7 @@ class MCPMagics(Magics):
         link). Tokens are
         kept for the next time (``%mcp_logout NAME`` forgets them). ``"oauth": {...}`` in mcp.json
         sets ``client_id``, ``client_secret``, ``scopes``, ``redirect_port``; ``"oauth": false``
-        never signs in.
+        never signs in. ``"apps": false`` draws the plain result of a tool with its own view (MCP Apps).
 
         Connecting again with a NAME in use replaces that connection once the new one is up; its
         unfinished tasks keep running on the server (``%mcp_result NAME:TASK_ID`` picks one up).
@@ -119,6 +119,7 @@ class MCPMagics(Magics):
         headers, env = dict(args.headers), dict(args.env)
         secrets: frozenset[str] = frozenset()
         oauth: Any = None
+        options: dict[str, Any] = {"timeout": args.timeout} if args.timeout is not None else {}
         if args.target is None:
             try:
                 config = load_server(args.name)
@@ -129,12 +130,13 @@ class MCPMagics(Magics):
             dialect = args.dialect or config.dialect or "auto"
             shown, source, secrets = config.display_target, str(config.source), config.secrets
             oauth = config.oauth
+            if not config.apps:
+                options["apps"] = False  # "apps": false in mcp.json: plain results, no views
         else:
             target = args.target
             dialect = args.dialect or "auto"
             shown = _as_written(line, target)
             source = "%mcp_connect"
-        options: dict[str, Any] = {"timeout": args.timeout} if args.timeout is not None else {}
         runtime = self.runtime
         job = self._job(
             runtime.connect(

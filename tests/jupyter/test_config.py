@@ -89,6 +89,7 @@ def test_both_layouts_and_types(tmp_path: Path) -> None:
             "typed-http": {"type": "http", "url": "http://h/mcp"},
             "streamable": {"type": "streamable-http", "url": "http://h/s"},
             "dialected": {"url": "http://h/d", "dialect": "2025-11-25"},
+            "no-views": {"command": "prog", "apps": False},
         },
     )
     environ = {"MTJ_CONFIG": str(tmp_path / "none-here")}
@@ -110,6 +111,7 @@ def test_both_layouts_and_types(tmp_path: Path) -> None:
     assert get("typed-stdio").target == ["prog"]
     assert get("typed-http").target == "http://h/mcp" and get("streamable").target == "http://h/s"
     assert get("dialected").dialect == "2025-11-25"
+    assert get("no-views").apps is False and get("local").apps is True  # MCP Apps views drawn unless false
 
 
 def test_vs_code_layout_with_servers_key(tmp_path: Path) -> None:
@@ -190,6 +192,7 @@ def test_secrets_never_in_reprs(tmp_path: Path) -> None:
         ({"command": ["prog"]}, "command must be a string"),
         ({"command": "prog", "env": ["A=b"]}, '"env" must be an object'),
         ({"url": "http://h", "headers": {"A": 5}}, "headers.A must be a string"),
+        ({"command": "prog", "apps": "no"}, '"apps" must be true or false'),
     ],
 )
 def test_entry_errors(tmp_path: Path, entry: Any, expected: str) -> None:
