@@ -66,6 +66,7 @@ def show_task(handle: TaskHandle, *, compact: bool = False, app: bool = True) ->
     from ipywidgets import VBox  # type: ignore[import-untyped]
 
     box = VBox([widget, view])
+    view.box = box  # a task the view starts gets its own line in the box
     output = display(app_output(box, handle, view.uri), raw=True, display_id=True)
     if not handle.done():
         _update_when_done(shell, handle, box, output, lambda: app_output(box, handle, view.uri))

@@ -164,3 +164,23 @@ async def test_the_saved_output_keeps_the_summary_and_says_a_view_was_shown():
     assert plain.endswith(note)
     assert "<b>:" not in html and "&lt;b&gt;" in html and f"an app view ({VIEW_URI}) was shown live" in html
     assert "application/vnd.jupyter.widget-view+json" in bundle and "<iframe" not in html and "<script" not in html
+
+
+async def test_a_tool_the_view_calls_runs_as_a_task_where_it_can():
+    """Item 4: a tool the view calls that runs as a task here is started as one (recorded like any other, and
+    on a compact line of its own under the view); its result is the view's answer."""
+    from ipywidgets import VBox
+
+    async with demo_client("--poll-interval", "100") as demo:
+        task = await demo.start_task("live_chart", {"label": "outer", "points": 1, "interval": 0})
+        view = app_view(task, demo)
+        assert view is not None
+        view.box = VBox([view])
+        sent = UpdateCounter(view)
+        params = {"name": "live_chart", "arguments": {"label": "inner", "points": 2, "interval": 0.05}}
+        from_browser(view, {"type": "call", "id": 1, "method": "tools/call", "params": params})
+        await eventually(lambda: 1 in answers(sent), timeout=WAIT, what="the answer")
+        assert answers(sent)[1]["result"]["structuredContent"]["label"] == "inner"
+        (inner,) = view.tasks
+        assert inner.runs_as_task and inner.task_id and inner.status == "completed"
+        assert type(view.box.children[-1]).__name__ == "CompactTaskWidget"

@@ -87,8 +87,12 @@ class AppViewWidget(anywidget.AnyWidget):
         self._client = client
         self._in_flight = 0
         self._torn_down = asyncio.Event()
-        #: What the view called (tool names and resource URIs, in order): the record of item 6.
+        #: What the view called (tool names and resource URIs, in order).
         self.calls: list[str] = []
+        #: The tasks the view started (a tool it called that runs as a task here), in order.
+        self.tasks: list[TaskHandle] = []
+        #: The output's box (the task's line, this view): a task the view starts gets its own line there.
+        self.box: Any = None
         self.on_msg(self._on_front_end_msg)
         handle.add_done_callback(self._ended)
         _VIEWS.add(self)
@@ -204,6 +208,17 @@ class AppViewWidget(anywidget.AnyWidget):
         if not ui.app_callable:
             raise PermissionError(f"tool {name!r} is not callable from a view (its visibility leaves out 'app')")
         self.calls.append(f"tools/call {name}")
+        dialect = self._client.dialect
+        as_task = tool.task_support in ("optional", "required") and not dialect.unsolicited_tasks
+        if as_task and dialect.runs_as_task(tool):
+            # A task of its own, followed on a compact line under the view, recorded like any other.
+            handle = await self._client.start_task(name, arguments)
+            self.tasks.append(handle)
+            if self.box is not None:
+                from .compact_widget import compact
+
+                self.box.children = (*self.box.children, compact(handle))
+            return dict((await handle.wait(CALL_TIMEOUT_S)).raw)
         result = await self._client.call_tool(name, arguments, timeout=CALL_TIMEOUT_S)
         return dict(result.raw)
 
