@@ -177,7 +177,8 @@ def test_task_expansion_per_word() -> None:
         ("demo:t -o res", "%mcp_task demo:t: expected key=value, got '-o' (options go before NAME:TOOL)"),
         (
             "--bogus demo:t",
-            "unknown option '--bogus' (options: --answers, --cache, --compact, --no-app, --out, --refresh, --ttl, --wait)",
+            "unknown option '--bogus' (options: --answers, --cache, --compact, --no-app, --out, --refresh, "
+            "--ttl, --wait)",
         ),
         ("-o demo:t", "which tool?"),
         ("-o 1x demo:t", "-o needs a Python variable name, got '1x'"),
