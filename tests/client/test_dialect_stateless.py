@@ -27,6 +27,7 @@ META = (
     "io.modelcontextprotocol/clientInfo",
 )
 TASKS_EXT = "io.modelcontextprotocol/tasks"
+UI_EXT = "io.modelcontextprotocol/ui"
 DISCOVER = {
     "resultType": "complete",
     "supportedVersions": ["2026-07-28"],
@@ -132,8 +133,10 @@ async def test_every_request_carries_meta_and_headers():
         assert all(key in meta for key in META), message
         assert meta[META[0]] == "2026-07-28" and headers and headers["Mcp-Method"] == message["method"]
         assert "tasks" not in meta[META[1]] and "elicitation" in meta[META[1]]
+        extensions = dict(meta[META[1]]["extensions"])  # a copy: the meta is shared between requests
+        assert extensions.pop(UI_EXT) == {"mimeTypes": ["text/html;profile=mcp-app"]}  # MCP Apps: on every request
         if message["method"] != "server/discover":  # declared once the dialect is chosen
-            assert meta[META[1]]["extensions"] == {TASKS_EXT: {}}
+            assert extensions == {TASKS_EXT: {}}
     call, headers = transport.requests("tools/call")[0]
     assert headers == {"Mcp-Method": "tools/call", "Mcp-Name": "job", "Mcp-Param-Region": "=?base64?IGV1?="}
     assert call["params"]["_meta"]["progressToken"].startswith("mtj-")

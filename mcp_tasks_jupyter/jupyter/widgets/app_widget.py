@@ -107,6 +107,11 @@ class AppViewWidget(anywidget.AnyWidget):
     def __repr__(self) -> str:
         return f"<view {self.uri} of {self.tool} on {self.server}>"
 
+    @property
+    def handle(self) -> TaskHandle:
+        """The task this view follows."""
+        return self._handle
+
     # -- the view and the task -------------------------------------------------------------------
 
     async def _read(self, uri: str) -> None:
@@ -234,7 +239,7 @@ class AppViewWidget(anywidget.AnyWidget):
 
 def views_of(handle: TaskHandle) -> list[AppViewWidget]:
     """The app views drawn for ``handle`` in this kernel (to tear them down: ``await view.teardown()``)."""
-    return [view for view in list(_VIEWS) if view._handle is handle]
+    return [view for view in list(_VIEWS) if view.handle is handle]
 
 
 def app_view(handle: TaskHandle, client: Client) -> AppViewWidget | None:
