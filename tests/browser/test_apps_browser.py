@@ -192,6 +192,17 @@ def test_apps_in_lab(page: Page, lab: Lab) -> None:
     expect(cell(page, 7).locator(".jp-OutputArea-output")).to_contain_text('"torn down"')
     print(json.dumps(report, indent=1))
 
+    # 7. saved, the notebook keeps each task's summary and text result with a note; never a view
+    page.keyboard.press("Control+s")
+    expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+    saved = (lab.root / "apps.ipynb").read_text()
+    assert "get-time-btn" not in saved and "hostile view" not in saved and "<iframe" not in saved
+    outputs = json.loads(saved)["cells"][2]["outputs"]
+    (shown,) = [o for o in outputs if o.get("output_type") == "display_data"]
+    note = "an app view (ui://get-time/mcp-app.html) was shown live here; run the cell with a kernel to draw it"
+    assert note in "".join(shown["data"]["text/plain"]) and note in "".join(shown["data"]["text/html"])
+    assert "get-time on basic: completed" in "".join(shown["data"]["text/plain"])
+
 
 def test_apps_in_notebook_7(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The same views in Notebook 7 (``/notebooks/NAME.ipynb``): get-time draws and its button calls the tool;
