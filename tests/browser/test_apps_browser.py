@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import FrameLocator, Locator, Page, expect
 
 from tests.browser.lab import Lab, notebook_page, running_lab, write_notebook
-from tests.browser.test_lab_extension import SHOTS, STEP
+from tests.browser.test_lab_extension import SHOTS, STEP, run_menu
 from tests.support.paths import REPO_ROOT
 from tests.support.peers import basic_apps_stdio_argv
 
@@ -202,6 +202,15 @@ def test_apps_in_lab(page: Page, lab: Lab) -> None:
     note = "an app view (ui://get-time/mcp-app.html) was shown live here; run the cell with a kernel to draw it"
     assert note in "".join(shown["data"]["text/plain"]) and note in "".join(shown["data"]["text/html"])
     assert "get-time on basic: completed" in "".join(shown["data"]["text/plain"])
+    # ... and reopened without its kernel, it draws that summary and note: no view runs by itself
+    run_menu(page, "Kernel", "Shut Down Kernel")
+    expect(page.locator(".jp-StatusBar-TextItem", has_text="No Kernel")).to_be_visible()
+    page.reload()
+    expect(cell(page, 2).locator(".mtj-summary .mtj-badge")).to_have_text("completed")
+    expect(cell(page, 2)).to_contain_text("an app view (ui://get-time/mcp-app.html) was shown live here")
+    expect(page.locator("iframe.mtj-app-iframe")).to_have_count(0)
+    expect(page.get_by_text("Error displaying widget")).to_have_count(0)
+    cell(page, 2).screenshot(path=str(SHOTS / "apps-06-reopened-without-kernel.png"))
 
 
 def test_apps_in_notebook_7(tmp_path_factory: pytest.TempPathFactory) -> None:
