@@ -11,6 +11,7 @@ and, for the README, ``docs/images/app-view-light.png`` and ``app-view-dark.png`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -236,3 +237,26 @@ def test_apps_in_notebook_7(tmp_path_factory: pytest.TempPathFactory) -> None:
             chart.locator("#stop").click()
             expect(chart.locator("#status")).to_have_text(re.compile(r"^done: \d+ points \(stopped early\)$"))
             cell(page, 2).screenshot(path=str(SHOTS / "apps-05-notebook7-get-time.png"))
+
+
+def test_apps_behind_a_hub_base_url_opened_as_localhost(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Item 5 where the page is ``http://localhost:PORT/user/ada/`` (a hub's ``base_url``, the other loopback
+    name): the views still draw and call back, and every escape of the hostile view is refused (its fetch and
+    image aimed at this very server under its base_url)."""
+    root = tmp_path_factory.mktemp("apps-hub-root")
+    with running_lab(root, tmp_path_factory.mktemp("apps-hub-home"), base_url="/user/ada/") as server:
+        shown = dataclasses.replace(server, url=server.url.replace("127.0.0.1", "localhost"))
+        assert shown.url.startswith("http://localhost:") and shown.url.endswith("/user/ada")
+        write_notebook(root / "hub.ipynb", [*cells(shown.url)[:3], cells(shown.url)[4]])
+        with notebook_page(shown, "hub.ipynb", STEP, size=(1300, 1100)) as page:
+            expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
+            for n in range(4):
+                run_cell(page, n)
+            basic = view(page, 2)
+            expect(basic.locator("#server-time")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\dT"))
+            hostile = view(page, 3)
+            expect(hostile.locator("body[data-done='1']")).to_have_count(1)
+            report = json.loads(hostile.locator("#results").text_content() or "{}")
+            for attempt in ESCAPES:
+                assert (report.get(attempt) or "").startswith("refused: "), (attempt, report)
+            assert len(page.context.pages) == 1
