@@ -70,7 +70,7 @@ def cells(lab_url: str) -> list[str]:
     ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("apps-root")
     with running_lab(root, tmp_path_factory.mktemp("apps-home")) as server:
@@ -78,7 +78,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def page(lab: Lab) -> Iterator[Page]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     with notebook_page(lab, "apps.ipynb", STEP, size=(1300, 1100)) as page:
