@@ -195,7 +195,6 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
   el.append(root);
 
   let bridge: AppBridge | null = null;
-  let transport: FrameTransport | null = null;
   let frame: HTMLIFrameElement | null = null;
   let initialized = false;
   let sentInput = false;
@@ -314,7 +313,6 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     initialized = false;
     const current = bridge;
     bridge = null;
-    transport = null;
     if (current) {
       void current.close().catch(() => undefined);
     }
@@ -411,7 +409,6 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     };
     const channel = new FrameTransport(iframe);
     bridge = hostBridge;
-    transport = channel;
     void hostBridge.connect(channel as unknown as Transport);
   }
 
@@ -454,7 +451,6 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     // there the frame is already gone; the kernel's AppViewWidget.teardown() asks it in time.
     const holder = park(frame);
     void teardown().finally(() => holder?.remove());
-    void transport;
   };
 }
 
