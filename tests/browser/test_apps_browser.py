@@ -6,7 +6,8 @@ ours, ``tests/apps/hostile_server.py``) tries every escape of item 5, each asser
 kernel tears down (``ui/resource-teardown``) answers.
 
 The steps share one page and kernel, so they are one test. Screenshots go to ``build/screenshots/apps-*.png``
-and, for the README, ``docs/images/app-view-light.png`` and ``app-view-dark.png``.
+(``apps-view-light.png`` and ``apps-view-dark.png`` are the README's ``docs/images/app-view-*.png``, copied by
+hand: a test never writes into the sources).
 """
 
 from __future__ import annotations
@@ -23,14 +24,12 @@ from playwright.sync_api import FrameLocator, Locator, Page, expect
 
 from tests.browser.lab import Lab, notebook_page, running_lab, write_notebook
 from tests.browser.test_lab_extension import SHOTS, STEP, run_menu
-from tests.support.paths import REPO_ROOT
 from tests.support.peers import basic_apps_stdio_argv
 
 pytestmark = pytest.mark.timeout(600)
 expect.set_options(timeout=STEP)
 
 HOSTILE = Path(__file__).parents[1] / "apps" / "hostile_server.py"
-DOCS_IMAGES = REPO_ROOT / "docs" / "images"
 CHANGE_THEME = "t => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
 #: What each escape of the hostile view must come to (its own report, in its page).
 ESCAPES = [
@@ -140,9 +139,8 @@ def test_apps_in_lab(page: Page, lab: Lab) -> None:
     expect(cell(page, 3).locator(".mtj-task")).to_contain_text("stopped early from the view")
     cell(page, 3).scroll_into_view_if_needed()
     cell(page, 3).screenshot(path=str(SHOTS / "apps-02-live-chart.png"))
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
     page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-CodeCell").nth(2).scroll_into_view_if_needed()
-    cell(page, 2).screenshot(path=str(DOCS_IMAGES / "app-view-light.png"))
+    cell(page, 2).screenshot(path=str(SHOTS / "apps-view-light.png"))
 
     # 3. the hostile view: every escape refused, as its own page reports it
     hostile = view(page, 4)
@@ -184,7 +182,7 @@ def test_apps_in_lab(page: Page, lab: Lab) -> None:
     expect(basic.locator("html[data-theme='dark']")).to_have_count(1)
     expect(chart.locator("body.dark")).to_have_count(1)
     cell(page, 2).scroll_into_view_if_needed()
-    cell(page, 2).screenshot(path=str(DOCS_IMAGES / "app-view-dark.png"))
+    cell(page, 2).screenshot(path=str(SHOTS / "apps-view-dark.png"))
     cell(page, 3).screenshot(path=str(SHOTS / "apps-04-live-chart-dark.png"))
     page.evaluate(CHANGE_THEME, "JupyterLab Light")
 
