@@ -110,7 +110,10 @@ TOOLS = [
     {
         "name": "escape",
         "description": "Its view tries to escape.",
-        "inputSchema": {"type": "object", "properties": {"jupyter": {"type": "string"}}},
+        "inputSchema": {
+            "type": "object",
+            "properties": {"jupyter": {"type": "string"}, "api_key": {"type": "string"}},
+        },
         "_meta": {"ui": {"resourceUri": VIEW_URI}},
     },
     {

@@ -184,3 +184,15 @@ async def test_a_tool_the_view_calls_runs_as_a_task_where_it_can():
         (inner,) = view.tasks
         assert inner.runs_as_task and inner.task_id and inner.status == "completed"
         assert type(view.box.children[-1]).__name__ == "CompactTaskWidget"
+
+
+async def test_secret_arguments_never_reach_the_view():
+    """A secret-looking argument (``api_key``, ``token``, ...) reaches the page's widget state redacted, as it
+    does the index and every other view: the browser and a saved widget state never hold it."""
+    async with mtj.connect(HOSTILE, name="hostile") as client:
+        task = await client.start_task("escape", {"api_key": "sk-live-1234567890", "jupyter": "x"})
+        view = app_view(task, client)
+        assert view is not None
+        assert view.tool_input == {"api_key": "<redacted>", "jupyter": "x"}
+        assert "sk-live" not in str(view.get_state())
+        await asyncio.wait_for(task, WAIT)

@@ -26,7 +26,7 @@ import traitlets as t
 
 from ...errors import MCPError, TaskCancelled
 from ...protocol.apps import ToolUI
-from ...redact import scrub
+from ...redact import redact_arguments, scrub, scrub_data
 from ...tasks.control import control_of
 from . import front_end
 
@@ -81,7 +81,9 @@ class AppViewWidget(anywidget.AnyWidget):
             tool=tool.name,
             uri=ui.resource_uri,
             tool_info={k: v for k, v in tool.model_dump(by_alias=True, exclude_none=True).items() if k != "_meta"},
-            tool_input=dict(handle.arguments or {}),
+            # What the page and a saved widget state hold: secret-looking arguments (token, key, ...) redacted
+            # and registered secrets scrubbed, as everywhere else a task's arguments are shown.
+            tool_input=scrub_data(redact_arguments(dict(handle.arguments or {}))),
         )
         self._handle = handle
         self._client = client
