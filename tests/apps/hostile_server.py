@@ -129,6 +129,7 @@ TOOLS = [
         "_meta": {"ui": {"resourceUri": VIEW_URI, "visibility": ["app"]}},
     },
     {"name": "plain", "description": "No apps meta.", "inputSchema": {"type": "object"}},
+    {"name": "echo_back", "description": "Says its arguments back.", "inputSchema": {"type": "object"}},
 ]
 
 
@@ -143,7 +144,11 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"tools": TOOLS}
     if method == "tools/call":
         name = params.get("name")
-        return {"content": [{"type": "text", "text": f"{name} ran"}], "structuredContent": {"ran": name}}
+        text = f"{name} ran with {json.dumps(params.get('arguments') or {})}"
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"ran": name, "args": params.get("arguments")},
+        }
     if method == "resources/read" and params.get("uri") == VIEW_URI:
         return {"contents": [{"uri": VIEW_URI, "mimeType": MIME, "text": HOSTILE_VIEW}]}
     if method in ("ping", "resources/list"):

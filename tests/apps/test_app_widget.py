@@ -5,6 +5,7 @@ asks answered through the kernel's client, with the visibility rules and the bou
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -122,8 +123,8 @@ async def test_visibility_and_bounds_of_what_a_view_asks():
         await eventually(lambda: len(answers(sent)) == len(calls), timeout=WAIT, what="every answer")
         got = answers(sent)
         assert "visibility leaves out 'app'" in got[1]["error"]["message"]
-        assert got[2]["result"]["structuredContent"] == {"ran": "app_only"}
-        assert got[3]["result"]["structuredContent"] == {"ran": "plain"}
+        assert got[2]["result"]["structuredContent"]["ran"] == "app_only"
+        assert got[3]["result"]["structuredContent"]["ran"] == "plain"
         assert "no tool named 'nope'" in got[4]["error"]["message"]
         assert "bounded size" in got[5]["error"]["message"] and "bounded size" in got[6]["error"]["message"]
         assert "only tools/call and resources/read" in got[7]["error"]["message"]
@@ -196,3 +197,24 @@ async def test_secret_arguments_never_reach_the_view():
         assert view.tool_input == {"api_key": "<redacted>", "jupyter": "x"}
         assert "sk-live" not in str(view.get_state())
         await asyncio.wait_for(task, WAIT)
+
+
+async def test_a_registered_secret_in_a_result_never_crosses_the_bridge():
+    """A secret the client knows (a header or env value, registered with redact.register) that a server
+    echoes in a result is scrubbed before the view gets it, in the task's result and in a call's answer."""
+    from mcp_tasks_jupyter.redact import register
+
+    secret = "hostile-secret-0123456789"
+    register(secret)
+    async with mtj.connect(HOSTILE, name="hostile") as client:
+        task = await client.start_task("escape", {"jupyter": secret})
+        view = app_view(task, client)
+        assert view is not None
+        sent = UpdateCounter(view)
+        await asyncio.wait_for(task, WAIT)
+        await eventually(lambda: view.phase == "completed", timeout=WAIT, what="completed")
+        params = {"name": "echo_back", "arguments": {"text": secret}}
+        from_browser(view, {"type": "call", "id": 1, "method": "tools/call", "params": params})
+        await eventually(lambda: 1 in answers(sent), timeout=WAIT, what="the answer")
+    assert secret not in json.dumps(view.get_state(), default=str) and secret not in json.dumps(answers(sent))
+    assert answers(sent)[1]["result"]["structuredContent"]["ran"] == "echo_back"

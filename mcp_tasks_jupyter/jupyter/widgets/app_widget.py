@@ -129,7 +129,7 @@ class AppViewWidget(anywidget.AnyWidget):
     def _ended(self, handle: TaskHandle) -> None:
         exc = handle.exception()
         if exc is None:
-            self.tool_result = dict(handle.result().raw)
+            self.tool_result = scrub_data(dict(handle.result().raw))  # no registered secret crosses the bridge
             self.phase = "completed"
         elif isinstance(exc, TaskCancelled):
             self.reason, self.phase = scrub(str(exc))[:500], "cancelled"
@@ -191,7 +191,7 @@ class AppViewWidget(anywidget.AnyWidget):
                     raise ValueError("resources/read needs a uri")
                 self.calls.append(f"resources/read {uri[:200]}")
                 result = await self._client.app_views.read_for_view(uri)
-            self.send({"type": "answer", "id": call_id, "result": result})
+            self.send({"type": "answer", "id": call_id, "result": scrub_data(result)})
         except (ValueError, PermissionError) as exc:
             self._answer_error(call_id, INVALID_PARAMS if isinstance(exc, ValueError) else REFUSED, str(exc))
         except MCPError as exc:
