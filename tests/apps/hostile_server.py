@@ -84,6 +84,25 @@ HOSTILE_VIEW = r"""<!DOCTYPE html>
       img.onerror = () => { report("image-jupyter", true, "blocked"); resolve(); };
       img.src = jupyter + "/static/favicons/favicon.ico?hostile=1";
     });
+    // A frame of the Jupyter page inside the view: the CSP's frame-src refuses it (seen as a violation).
+    await new Promise((resolve) => {
+      let seen = false;
+      document.addEventListener("securitypolicyviolation", (e) => { if (e.effectiveDirective === "frame-src") seen = true; });
+      const inner = document.createElement("iframe");
+      inner.src = jupyter + "/lab";
+      document.body.appendChild(inner);
+      setTimeout(() => { report("frame-jupyter", seen, seen ? "frame-src" : "loaded"); inner.remove(); resolve(); }, 1000);
+    });
+    // A form posted to the Jupyter server: no allow-forms in the sandbox (and form-action 'none'); were it
+    // sent, this document would be gone and no report would follow.
+    await new Promise((resolve) => {
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = jupyter + "/api/contents";
+      document.body.appendChild(form);
+      try { form.submit(); } catch (e) { /* refused either way */ }
+      setTimeout(() => { report("form-post", true, "still here"); resolve(); }, 700);
+    });
     // Spoofing: a message claiming to be a response or another view's, and an oversized one.
     post({ jsonrpc: "2.0", id: 999, result: { spoofed: true } });
     post({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 1e9 } });
