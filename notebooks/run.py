@@ -10,6 +10,7 @@ how to open them. Exit 1 if a cell failed.
 from __future__ import annotations
 
 import html.parser
+import os
 import re
 import sys
 import tempfile
@@ -131,6 +132,8 @@ def run(path: Path) -> tuple[bool, float]:
     ok = True
     # The kernel's own stderr goes to a file: its start-up warning about TCP on loopback is noise
     # here; anything else it says is shown after the notebook.
+    # nbclient names no notebook to its kernel: the task index learns it from MTJ_NOTEBOOK (index/notebook_run.py)
+    os.environ["MTJ_NOTEBOOK"] = str(path.resolve())
     with tempfile.TemporaryFile("w+") as stderr:
         try:
             NotebookClient(

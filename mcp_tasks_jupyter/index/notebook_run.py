@@ -17,6 +17,10 @@ from ``/proc`` (Linux; elsewhere a headless run stays without a notebook, as bef
 papermill's Python API (``papermill.execute_notebook`` in a script or a test) leaves no command that names
 the notebook: there, run it with ``inject_paths=True`` (the command's ``--inject-paths``), and the
 ``PAPERMILL_INPUT_PATH`` and ``PAPERMILL_OUTPUT_PATH`` it injects into the notebook's namespace are read.
+nbclient's Python API (``NotebookClient(nb).execute()``) names nothing either: a program that runs
+notebooks so sets ``MTJ_NOTEBOOK`` to the notebook's path in the environment the kernel inherits (and
+``MTJ_NOTEBOOK_RUNNER`` to its own name, ``nbclient`` when unset), as ``notebooks/run.py`` (``make demo``)
+does.
 
 Paths are made absolute against the parent's working directory (``papermill``'s URLs and ``-`` stay as
 given). The parent is read once per process: it does not change.
@@ -101,7 +105,20 @@ def notebook_run() -> NotebookRun | None:
     """The headless run this process is the kernel of, or None (see the module docstring)."""
     if os.environ.get("JPY_SESSION_NAME"):
         return None  # a Jupyter server's kernel: it says
-    return _injected() or _from_parent()
+    return _named() or _injected() or _from_parent()
+
+
+#: The notebook a program running it through nbclient's API names for its kernel (see the module docstring).
+NOTEBOOK_ENV = "MTJ_NOTEBOOK"
+RUNNER_ENV = "MTJ_NOTEBOOK_RUNNER"
+
+
+def _named() -> NotebookRun | None:
+    """``MTJ_NOTEBOOK`` (and ``MTJ_NOTEBOOK_RUNNER``), set by the program that runs the notebook."""
+    named = os.environ.get(NOTEBOOK_ENV)
+    if not named:
+        return None
+    return NotebookRun(_absolute(named, Path.cwd()), os.environ.get(RUNNER_ENV) or "nbclient")
 
 
 def _injected() -> NotebookRun | None:

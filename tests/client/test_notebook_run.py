@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_jupyter.index.notebook_run import NotebookRun, run_of
+from mcp_tasks_jupyter.index.notebook_run import NotebookRun, notebook_run, run_of
 
 HOME = Path("/home/ada/study")
 PYTHON = "/home/ada/.venv/bin/python"
@@ -79,4 +79,16 @@ def test_papermills_injected_paths_name_the_notebook(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(main, "PAPERMILL_OUTPUT_PATH", str(tmp_path / "out.ipynb"), raising=False)
     assert notebook_run() == NotebookRun(str(tmp_path / "in.ipynb"), "papermill", str(tmp_path / "out.ipynb"))
     monkeypatch.setenv("JPY_SESSION_NAME", "lab.ipynb")  # a Jupyter server's kernel: it says
+    assert notebook_run() is None
+
+
+def test_a_program_running_notebooks_through_nbclients_api_names_them_by_mtj_notebook(monkeypatch, tmp_path):
+    """nbclient's API tells the kernel nothing: the program sets MTJ_NOTEBOOK (make demo does)."""
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MTJ_NOTEBOOK", "study.ipynb")
+    assert notebook_run() == NotebookRun(str(tmp_path / "study.ipynb"), "nbclient")
+    monkeypatch.setenv("MTJ_NOTEBOOK_RUNNER", "my-runner")
+    assert notebook_run() == NotebookRun(str(tmp_path / "study.ipynb"), "my-runner")
+    monkeypatch.setenv("JPY_SESSION_NAME", "/lab/opened.ipynb")  # a Jupyter server's kernel: it says
     assert notebook_run() is None
