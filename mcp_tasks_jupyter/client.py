@@ -297,12 +297,14 @@ class Client:
     async def map(
         self,
         tool: str,
-        arguments_list: Iterable[Mapping[str, Any]],
+        arguments_list: Iterable[Mapping[str, Any]] | None = None,
         *,
-        limit: int = DEFAULT_LIMIT,
+        limit: int | None = None,
         answers: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
         ttl: int | None = None,
         cache: bool = False,
+        resume: bool | str | None = False,
+        restart: bool = False,
     ) -> Batch:
         """Start ``tool`` once per argument mapping, at most ``limit`` tasks running at once, and
         return the :class:`~mcp_tasks_jupyter.running.batch.Batch` of their handles at once, in order.
@@ -312,10 +314,21 @@ class Client:
         with one per task), ``ttl`` and ``cache`` are as in :meth:`start_task`; a cached result takes
         no slot. The tool and every mapping's required arguments are checked before anything is sent.
         A queued task can be cancelled (it is then never sent); closing the client ends it ``lost``.
+
+        With a task index the batch is recorded there as a sweep (``batch.sweep`` is its id), which a later
+        kernel resumes: ``resume=True`` continues the newest unfinished sweep of the same tool, server and
+        items (none: a new one starts), ``resume=ID`` that sweep (``arguments_list`` may then be left out
+        when no item has a secret argument), ``resume=None`` does what True does (the magic's default);
+        ``restart=True`` always starts anew. A resumed sweep takes the tasks that ended from their records,
+        re-attaches those the server still runs, sends again (once, noted in their records) those the
+        server lost or whose send was in flight when the kernel stopped, and sends the queued ones;
+        ``batch.resumed`` counts them. ``limit`` defaults to 8, or to a resumed sweep's own.
         """
         self._check_open()
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise UsageError(f"map: limit must be a whole number >= 1, not {limit!r}", server=self.name)
+        if arguments_list is None and not isinstance(resume, str):
+            raise UsageError("map: which argument mappings? (only resume=ID may leave them out)", server=self.name)
         if isinstance(arguments_list, (str, bytes, Mapping)):
             raise UsageError(
                 f"map: arguments_list must be a list of argument mappings, not one "
@@ -323,22 +336,49 @@ class Client:
                 server=self.name,
             )
         items: list[dict[str, Any]] = []
-        for place, arguments in enumerate(arguments_list):
+        for place, arguments in enumerate(arguments_list or ()):
             if not isinstance(arguments, Mapping):
                 raise UsageError(
                     f"map {tool!r}: item {place} must be a mapping of arguments, not {type(arguments).__name__}",
                     server=self.name,
                 )
             items.append(dict(arguments))
-        presets = _presets(answers, len(items), self.name)
         spec = await self.tool(tool)
         for place, args in enumerate(items):
             try:
                 self._check_arguments(spec, args)
             except UsageError as exc:
                 raise UsageError(f"map item {place}: {exc.detail}", server=self.name) from None
+        plan = None
+        if self.index is not None:
+            from .running.sweep import plan as plan_sweep
+
+            plan = await plan_sweep(
+                self.lifecycle,
+                self.index,
+                spec,
+                items if arguments_list is not None else None,
+                target=self.target,
+                limit=limit or DEFAULT_LIMIT,
+                ttl=ttl,
+                resume=resume,
+                restart=restart,
+            )
+            items = plan.items
+            if limit is None and plan.resumed is not None:
+                limit = plan.run.sweep.limit
+        presets = _presets(answers, len(items), self.name)
         cached = (lambda args: self.lifecycle.cached(tool, args, self.target)) if cache else None
-        batch = Batch(self.lifecycle, spec, items, limit=limit, ttl=ttl, answers=presets, cached=cached)
+        batch = Batch(
+            self.lifecycle,
+            spec,
+            items,
+            limit=limit or DEFAULT_LIMIT,
+            ttl=ttl,
+            answers=presets,
+            cached=cached,
+            plan=plan,
+        )
         self._batches.add(batch)
         batch.on_end(self._batches.discard)
         return batch

@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 #: empty for older rows and wherever nobody named themselves (the login name stays the only word on who);
 #: the headless run a task came from (``notebook_run``: JSON text with ``runner``, ``input`` and papermill's
 #: ``output``; ``index/notebook_run.py``).
-SCHEMA_VERSION = 5
+#: 6: sweeps (``client.map`` / ``%mcp_map`` batches, ``sweeps.py``) and their items, so that a sweep
+#: outlives its kernel: the tables :data:`SWEEP_TABLES`, made by the schema (``CREATE ... IF NOT EXISTS``)
+#: beside ``tasks``, which they leave as it is.
+SCHEMA_VERSION = 6
 
 #: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
 #: ``copy.py`` copies them all).
@@ -81,12 +84,84 @@ ADDED_IN_4 = tuple(column for column in COLUMNS if column[0] in ("server_status"
 #: The columns version 5 added.
 ADDED_IN_5 = tuple(column for column in COLUMNS if column[0] in ("author", "notebook_run"))
 
+#: Version 6: a sweep (one row), its items (one row each, in order, with the state each is in and which
+#: runner may send it: ``sweeps.py`` says how they are written and claimed) and the runners that hold items
+#: (seen recently: alive). Each table: (name, columns as SQLite declares them, its primary key).
+SWEEP_TABLES: tuple[tuple[str, tuple[tuple[str, str], ...], str], ...] = (
+    (
+        "sweeps",
+        (
+            ("id", "TEXT NOT NULL"),
+            ("server_name", "TEXT NOT NULL"),
+            ("target", "TEXT NOT NULL"),
+            ("tool", "TEXT NOT NULL"),
+            ("items_key", "TEXT NOT NULL"),
+            ("total", "INTEGER NOT NULL"),
+            ("item_limit", "INTEGER NOT NULL"),
+            ("ttl_ms", "INTEGER"),
+            ("notebook", "TEXT"),
+            ("out_var", "TEXT"),
+            ("created_at", "REAL NOT NULL"),
+            ("updated_at", "REAL NOT NULL"),
+            ("finished_at", "REAL"),
+            ("username", "TEXT"),
+            ("hostname", "TEXT"),
+            ("pid", "INTEGER"),
+        ),
+        "id",
+    ),
+    (
+        "sweep_items",
+        (
+            ("sweep", "TEXT NOT NULL"),
+            ("position", "INTEGER NOT NULL"),
+            ("arguments", "TEXT NOT NULL"),
+            ("args_key", "TEXT NOT NULL"),
+            ("state", "TEXT NOT NULL"),
+            ("owner", "TEXT"),
+            ("sends", "INTEGER NOT NULL"),
+            ("task_id", "TEXT"),
+            ("record", "INTEGER"),
+            ("status", "TEXT"),
+            ("note", "TEXT"),
+            ("updated_at", "REAL NOT NULL"),
+        ),
+        "sweep, position",
+    ),
+    (
+        "sweep_owners",
+        (
+            ("owner", "TEXT NOT NULL"),
+            ("sweep", "TEXT NOT NULL"),
+            ("hostname", "TEXT"),
+            ("pid", "INTEGER"),
+            ("seen_at", "REAL NOT NULL"),
+        ),
+        "owner",
+    ),
+)
+
+
+def sweep_schema(declared: Callable[[str], str] = str) -> str:
+    """The DDL of :data:`SWEEP_TABLES` (``declared`` turns SQLite's column declarations into a backend's)."""
+    tables = "".join(
+        f"CREATE TABLE IF NOT EXISTS {name} (\n"
+        + ",\n".join(f"    {column} {declared(kind)}" for column, kind in columns)
+        + f",\n    PRIMARY KEY ({key})\n);\n"
+        for name, columns, key in SWEEP_TABLES
+    )
+    return tables + (
+        "CREATE INDEX IF NOT EXISTS sweeps_by_call ON sweeps (target, tool, items_key);\n"
+        "CREATE INDEX IF NOT EXISTS sweep_items_by_state ON sweep_items (sweep, state, owner);\n"
+    )
+
+
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tasks (\n"
     + ",\n".join(f"    {name} {declared}" for name, declared in COLUMNS)
     + "\n);\n"
     "CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);\n"
-    "CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);\n"
+    "CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);\n" + sweep_schema()
 )
 
 

@@ -13,8 +13,9 @@ connection the server dropped (a restart) is made again on the next use.
 Schema: the table ``tasks`` as in SQLite (the same columns and meaning, :data:`database.SCHEMA_VERSION`),
 with PostgreSQL's types; the version lives in the one-row table ``mtj_schema``. Opening migrates an
 older schema in one transaction under an advisory lock (so that many kernels opening a new database at
-once make it once): the columns later versions added, and version 4's outcomes re-derived
-(``database.outcomes_from_results``). A newer version is left as it is.
+once make it once): the columns later versions added, version 4's outcomes re-derived
+(``database.outcomes_from_results``), and version 6's sweep tables (``database.SWEEP_TABLES``). A newer
+version is left as it is.
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict
 
 from ..redact import scrub
-from .database import ADDED_IN_3, ADDED_IN_4, ADDED_IN_5, COLUMNS, SCHEMA_VERSION, outcomes_from_results
+from .database import (
+    ADDED_IN_3,
+    ADDED_IN_4,
+    ADDED_IN_5,
+    COLUMNS,
+    SCHEMA_VERSION,
+    outcomes_from_results,
+    sweep_schema,
+)
 from .location import IndexLocation
 
 log = logging.getLogger(__name__)
@@ -72,7 +81,7 @@ SCHEMA = (
     + "\n);\n"
     "CREATE INDEX IF NOT EXISTS tasks_by_call ON tasks (target, tool, args_key);\n"
     "CREATE INDEX IF NOT EXISTS tasks_by_notebook ON tasks (target, notebook, status);\n"
-    "CREATE TABLE IF NOT EXISTS mtj_schema (version INTEGER NOT NULL)\n"
+    "CREATE TABLE IF NOT EXISTS mtj_schema (version INTEGER NOT NULL);\n" + sweep_schema(postgres_declared)
 )
 
 

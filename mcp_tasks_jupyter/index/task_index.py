@@ -581,6 +581,23 @@ def _backend(location: IndexLocation) -> IndexBackend:
     return PostgresDatabase(location)
 
 
+def backend_for(location: IndexLocation) -> IndexBackend:
+    """A database object of its own for ``location`` (its own connections: another thread's, ``sweeps.py``)."""
+    return _backend(location)
+
+
+def records_by_id(database: IndexBackend, db: Any, ids: list[int]) -> dict[int, TaskRecord]:
+    """The records of ``ids`` that exist, read on ``db`` (any thread's connection of ``database``)."""
+    found: dict[int, TaskRecord] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in database.execute(db, f"SELECT {_COLUMNS} FROM tasks WHERE id IN ({marks})", chunk).fetchall():
+            record = _record(row)
+            found[record.id] = record
+    return found
+
+
 def _close(writes: WriteQueue, database: IndexBackend) -> None:
     try:
         writes.close()

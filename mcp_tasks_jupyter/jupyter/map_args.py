@@ -6,8 +6,12 @@ the words and values it shares with the other magics)::
 
     %mcp_map [-o VAR] [--limit N] [--answers JSON] [--ttl MS] [--cache] NAME:TOOL --over EXPR
 
+    %mcp_map [-o VAR] [--limit N] --resume SWEEP_ID
+
 ``EXPR`` is everything after ``--over``, as written: a Python expression the magic evaluates in the
-notebook's namespace (``--over [{"topic": t} for t in topics]``).
+notebook's namespace (``--over [{"topic": t} for t in topics]``). ``--resume`` continues the sweep of the
+same items (recorded in the task index) where it stopped, ``--restart`` starts it anew; without either,
+the same line run again in a new kernel resumes it and says so.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from .magic_args import (
     variable_name,
 )
 
-#: The most tasks one ``%mcp_map`` starts (a typo in ``--over range(...)`` should not start a million).
-MAX_ITEMS = 10_000
+#: The most tasks one ``%mcp_map`` starts (a typo in ``--over range(...)`` should not start a million;
+#: ``client.map`` takes more).
+MAX_ITEMS = 100_000
 
 MAP_OPTIONS = (
     Option(("-o", "--out"), "out", True, "VAR"),
@@ -42,6 +47,8 @@ MAP_OPTIONS = (
     Option(("--answers",), "answers", True, "JSON mapping"),
     Option(("--ttl",), "ttl", True, "MS"),
     Option(("--cache",), "cache", False),
+    Option(("--resume",), "resume", False),
+    Option(("--restart",), "restart", False),
 )
 _OVER = re.compile(r"(?:^|\s)--over(?:\s+|=|$)")
 
@@ -60,9 +67,16 @@ class MapCall:
     answers: dict[str, Any] | None = None
     ttl: int | None = None
     cache: bool = False
+    #: True: ``--resume``; a sweep's id: ``--resume SWEEP_ID``; None: the default (resume the same items
+    #: where a sweep of them stopped, and say so); False: ``--restart``.
+    resume: bool | str | None = None
+    #: Whether ``--limit`` was given (a resumed sweep otherwise keeps its own).
+    limit_given: bool = False
 
     @property
     def label(self) -> str:
+        if self.tool == "":
+            return f"sweep {self.resume}"
         return f"{self.server}:{self.tool}" if self.server else self.tool
 
 
@@ -80,6 +94,20 @@ def parse_map_line(line: str, *, body: str | None = None, expand: Expand = no_ex
         if body is None
         else f"%{shown} [options] NAME:TOOL, then a list of argument mappings in the cell"
     )
+    if found.get("resume") and found.get("restart"):
+        raise ArgumentError(f"%{shown}: --resume or --restart, not both")
+    if found.get("resume") and len(rest) == 1 and over is None and body is None and ":" not in rest[0]:
+        return MapCall(
+            server=None,
+            tool="",
+            out=variable_name(found["out"], "-o", shown) if "out" in found else None,
+            limit=_limit(found["limit"], shown) if "limit" in found else DEFAULT_LIMIT,
+            answers=_answers(found.get("answers"), shown),
+            ttl=positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
+            cache=bool(found.get("cache")),
+            resume=expand(rest[0]),
+            limit_given="limit" in found,
+        )
     if not rest:
         raise ArgumentError(f"%{shown}: which tool? Write {usage}")
     if len(rest) > 1:
@@ -113,6 +141,8 @@ def parse_map_line(line: str, *, body: str | None = None, expand: Expand = no_ex
         answers=_answers(found.get("answers"), shown),
         ttl=positive_int(found["ttl"], "--ttl", shown) if "ttl" in found else None,
         cache=bool(found.get("cache")),
+        resume=True if found.get("resume") else False if found.get("restart") else None,
+        limit_given="limit" in found,
     )
 
 

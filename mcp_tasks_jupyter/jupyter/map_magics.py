@@ -12,7 +12,10 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import line_cell_magic, magics_class, needs_local_scope, no_var_expand
 
+from ..index import sweeps
+from ..index.task_index import TaskIndex
 from ..running.batch import Batch
+from ..running.sweep import store_of
 from .batch_display import show_batch
 from .magic_args import ArgumentError
 from .magics import MCPMagics
@@ -38,7 +41,9 @@ class MapMagics(MCPMagics):
 
             batch = %mcp_map [OPTIONS] NAME:TOOL --over EXPR
 
-            OPTIONS: [-o VAR] [--limit N] [--answers JSON] [--ttl MS] [--cache]
+            batch = %mcp_map [-o VAR] [--limit N] --resume SWEEP_ID
+
+            OPTIONS: [-o VAR] [--limit N] [--answers JSON] [--ttl MS] [--cache] [--resume | --restart]
 
         ``--over EXPR``  everything after ``--over`` is a Python expression, evaluated in the
                          notebook, giving the mappings: ``--over [{"topic": t} for t in topics]``.
@@ -50,6 +55,13 @@ class MapMagics(MCPMagics):
         ``--answers J``  a JSON mapping accepted as the answer when a task asks a question.
         ``--ttl MS``     how long the server should keep each task, in milliseconds.
         ``--cache``      a stored result of an identical earlier call comes back without a call.
+        ``--resume``     continue the sweep of these items (the task index records every sweep) where
+                         it stopped, in a new kernel too: what ended comes from its record, what was
+                         sent is re-attached, what was queued is sent; nothing is sent twice but a task
+                         the server lost or whose send was cut by the kernel's death (said so).
+                         ``--resume SWEEP_ID`` names one sweep (``%mcp_tasks`` lists them). Without
+                         it, the same line run again resumes an unfinished sweep and says so.
+        ``--restart``    start the sweep anew, whatever was recorded.
 
         The widget shows the counts by status, one progress bar for the whole batch, the elapsed
         time and an estimate of what is left, the failed and the slowest tasks, and Cancel all
@@ -57,13 +69,25 @@ class MapMagics(MCPMagics):
         """
         call = self._parse(parse_map_line, line, body=cell, expand=self._expander(local_ns))
         items = call.items if call.over is None else self._evaluate(call.over, local_ns)
+        if items is None and call.tool:
+            raise UsageError("%mcp_map: no argument mappings")
         runtime = self.runtime
         user_ns = self.user_ns
 
         async def create() -> Batch:
-            client = runtime.client(call.server)
+            server, tool = call.server, call.tool
+            if not tool:  # --resume SWEEP_ID: the sweep says which server and tool
+                server, tool = await _sweep_target(runtime.task_index(), str(call.resume))
+            client = runtime.client(server)
             batch = await client.map(
-                call.tool, items, limit=call.limit, answers=call.answers, ttl=call.ttl, cache=call.cache
+                tool,
+                items,
+                limit=call.limit if call.limit_given else None,
+                answers=call.answers,
+                ttl=call.ttl,
+                cache=call.cache,
+                resume=call.resume,
+                restart=call.resume is False,
             )
             for handle in batch:
                 runtime.track(handle)
@@ -77,6 +101,8 @@ class MapMagics(MCPMagics):
             return batch
 
         async def then(batch: Batch) -> Batch:
+            if batch.said:
+                print(batch.said)
             show_batch(batch)
             return batch
 
@@ -94,6 +120,16 @@ class MapMagics(MCPMagics):
             return check_items(value)
         except ArgumentError as exc:
             raise UsageError(f"%mcp_map --over {expression}: {exc}") from None
+
+
+async def _sweep_target(index: TaskIndex | None, sweep_id: str) -> tuple[str, str]:
+    """(connection name, tool) of the sweep ``sweep_id`` in ``index``."""
+    if index is None:
+        raise UsageError("%mcp_map --resume: there is no task index (MTJ_INDEX=off)")
+    found = await store_of(index).call(sweeps.find, sweep_id, "", "", None)
+    if found is None:
+        raise UsageError(f"%mcp_map --resume: no sweep {sweep_id!r} in the task index {index.describe()}")
+    return found.server_name, found.tool
 
 
 __all__ = ["MapMagics"]

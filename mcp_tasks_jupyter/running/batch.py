@@ -7,6 +7,11 @@ once it was cancelled, and never forgotten: closing the client ends it ``lost``.
 
 A batch is a sequence of handles and waits like one (``gather``, ``as_completed``, ``wait``,
 ``ready``); its one view (``view()``, ``BatchView``) is what the grouped widget and the text repr show.
+
+With a task index, a batch is a sweep recorded there (``sweep.py``, ``index/sweeps.py``): each queued
+task is claimed in the index (a window of at most ``limit`` ahead, one write) before it is sent, and its
+task id and end are written as they come, so that a later kernel can resume it (``client.map(...,
+resume=True)``) without sending any task twice.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from ..errors import MCPError, TaskCancelled, TaskLost
 from ..protocol.task_state import CANCELLED
 from ..tasks.handle import TaskHandle
 from ..tasks.results import ToolResult
-from ..tasks.status import FAILURES, QUEUED, STATUSES
+from ..tasks.status import FAILURES, LOST, QUEUED, STATUSES
 from ..tasks.waiting import as_completed, gather
 from ..views.labels import arguments_label
 from ..views.view import failure_message
@@ -33,6 +38,7 @@ from ..views.view import failure_message
 if TYPE_CHECKING:
     from ..protocol.types import Tool
     from .lifecycle import TaskLifecycle
+    from .sweep import Plan, SweepRun
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +89,9 @@ class BatchView:
     eta: float | None
     failed: tuple[BatchTask, ...]
     slowest: tuple[BatchTask, ...]
+    #: The sweep's id in the task index (None: not recorded), and how a resumed sweep came back.
+    sweep: str | None = None
+    resumed: str | None = None
 
     @property
     def done(self) -> bool:
@@ -113,6 +122,7 @@ class Batch(Sequence[TaskHandle]):
         ttl: int | None,
         answers: Sequence[dict[str, Any] | None],
         cached: Callable[[dict[str, Any]], TaskHandle | None] | None = None,
+        plan: Plan | None = None,
     ) -> None:
         self._lifecycle = lifecycle
         self._spec = spec
@@ -129,22 +139,58 @@ class Batch(Sequence[TaskHandle]):
         self._on_end: list[Callable[[Batch], None]] = []
         self._ended = 0
         self._closed: str | None = None
-        self.id = uuid.uuid4().hex[:12]
+        #: The sweep's record (None: no task index), and what a resumed one's items were.
+        self._sweep = plan.run if plan is not None else None
+        self.resumed = plan.resumed if plan is not None else None
+        #: One line on how the call found its sweep (resumed, or none to resume), or None.
+        self.said = plan.said if plan is not None else None
+        self.id = self._sweep.id if self._sweep is not None else uuid.uuid4().hex[:12]
+        self._position: dict[TaskHandle, int] = {}
+        self._claimed: collections.deque[TaskHandle] = collections.deque()  # claimed in the index: sendable
+        self._notes: dict[TaskHandle, str] = {}  # sent again, and why
+        self._before: set[TaskHandle] = set()  # ended before a restart (from their records)
+        self._elsewhere: dict[TaskHandle, int] = {}  # another live kernel sends these
+        self._following = False
+        earlier = plan.earlier if plan is not None else {}
         handles: list[TaskHandle] = []
-        for args, preset in zip(arguments, answers, strict=True):
-            hit = cached(args) if cached is not None else None
-            if hit is not None:
-                handles.append(hit)
-                continue
-            handle = lifecycle.queued(spec, args, cancel=self._cancel_one)
-            _BATCH_OF[handle] = self.id
-            self._plan[handle] = (args, preset)
-            self._queue.append(handle)
+        again: list[TaskHandle] = []
+        for position, (args, preset) in enumerate(zip(arguments, answers, strict=True)):
+            early = earlier.get(position)
+            if early is not None and early.handle is not None:
+                handle = early.handle
+                _BATCH_OF[handle] = self.id
+                if handle.done():
+                    self._before.add(handle)
+                else:
+                    self._sent.add(handle)  # re-attached: it runs, and counts against the limit
+            else:
+                hit = cached(args) if cached is not None else None
+                if hit is not None:
+                    handle = hit
+                else:
+                    handle = lifecycle.queued(spec, args, cancel=self._cancel_one)
+                    _BATCH_OF[handle] = self.id
+                    if early is not None and early.elsewhere:
+                        self._elsewhere[handle] = position
+                    else:
+                        self._plan[handle] = (args, preset)
+                        if early is not None and early.note is not None:
+                            self._notes[handle] = early.note
+                            again.append(handle)
+                        else:
+                            self._queue.append(handle)
+            self._position[handle] = position
             handles.append(handle)
+        self._queue.extendleft(reversed(again))  # those sent again go first
         self._handles = handles
         for handle in handles:
             handle.on_change(self._relay)
             handle.add_done_callback(self._task_ended)
+        if self._sweep is not None:
+            self._sweep.on_confirmed = self._fill
+            self._sweep.start()
+            if self._elsewhere:
+                self._start_following()
         self._fill()
 
     # -- a sequence of handles -------------------------------------------------------------------
@@ -211,6 +257,10 @@ class Batch(Sequence[TaskHandle]):
         cancelled on the server. Raises the first failure to cancel, after trying every task."""
         while self._queue:  # first, so that no slot freed below starts a queued task
             self._cancel_queued(self._queue[0])
+        while self._claimed:
+            handle = self._claimed.popleft()
+            self._plan.pop(handle, None)
+            self._finish_cancelled(handle)
         running = [handle for handle in self._handles if not handle.done()]
         outcomes = await asyncio.gather(*(handle.cancel() for handle in running), return_exceptions=True)
         for outcome in outcomes:
@@ -222,6 +272,13 @@ class Batch(Sequence[TaskHandle]):
         if handle in self._queue:
             self._cancel_queued(handle)
             return
+        unsent = handle in self._plan and handle not in self._sent
+        if handle in self._claimed or handle in self._elsewhere or unsent:
+            if handle in self._claimed:
+                self._claimed.remove(handle)
+            self._plan.pop(handle, None)
+            self._finish_cancelled(handle)
+            return
         starting = self._starting.get(handle)
         if starting is not None:
             # Its creation is on the wire: cancel the task once the server has it.
@@ -231,6 +288,9 @@ class Batch(Sequence[TaskHandle]):
 
     def _cancel_queued(self, handle: TaskHandle) -> None:
         self._queue.remove(handle)
+        self._finish_cancelled(handle)
+
+    def _finish_cancelled(self, handle: TaskHandle) -> None:
         self._lifecycle.finish(
             handle,
             error=TaskCancelled(
@@ -241,20 +301,78 @@ class Batch(Sequence[TaskHandle]):
     # -- sending the queued tasks ----------------------------------------------------------------
 
     def _fill(self) -> None:
-        while self._queue and len(self._sent) < self.limit and self._closed is None:
-            handle = self._queue.popleft()
+        # With a sweep, only what its record has claimed is sent (``sweep.py``); without, the queue.
+        sendable = self._claimed if self._sweep is not None else self._queue
+        while sendable and len(self._sent) < self.limit and self._closed is None:
+            handle = sendable.popleft()
             self._sent.add(handle)
             args, preset = self._plan.pop(handle)
+            note = self._notes.get(handle)
+            if note is not None and self._sweep is not None:
+                self._sweep.noted(self._position[handle], note)
             self._lifecycle.sending(handle)
             starter = self._lifecycle.jobs.spawn(
                 self._send(handle, args, preset), name=f"mcp-map {self.server}:{self.tool}"
             )
             self._starting[handle] = starter
+        if self._sweep is not None and self._closed is None:
+            self._claim_ahead(self._sweep)
+
+    def _claim_ahead(self, sweep: SweepRun) -> None:
+        """Claim the next queued tasks in the index, so that a slot that frees sends one at once: at most
+        ``limit`` claimed and not yet confirmed (``sweep.py``), in one write."""
+        want = min(self.limit - len(sweep.unconfirmed), len(self._queue))
+        if want <= 0:
+            return
+        picked = [self._queue.popleft() for _ in range(want)]
+        sweep.unconfirmed.update(self._position[handle] for handle in picked)
+        self._lifecycle.jobs.spawn(self._claim(sweep, picked), name=f"mcp-map claim {self.id}")
+
+    async def _claim(self, sweep: SweepRun, picked: list[TaskHandle]) -> None:
+        claimed = set(await sweep.claim([self._position[handle] for handle in picked]))
+        for handle in picked:
+            if handle.done():
+                continue  # cancelled meanwhile: its end is written
+            if self._position[handle] in claimed:
+                self._claimed.append(handle)
+            else:  # another kernel took it over meanwhile: it sends it
+                self._plan.pop(handle, None)
+                self._elsewhere[handle] = self._position[handle]
+                self._start_following()
+        self._fill()
+
+    def _start_following(self) -> None:
+        if not self._following:
+            self._following = True
+            self._lifecycle.jobs.spawn(self._follow(), name=f"mcp-map follow {self.id}")
+
+    async def _follow(self) -> None:
+        """The tasks another live kernel sends (two kernels resumed this sweep): each ends here as its
+        record says, looked up every ``FOLLOW_EVERY_S``."""
+        from .sweep import FOLLOW_EVERY_S, finish_from_record
+
+        sweep = self._sweep
+        assert sweep is not None
+        while self._closed is None:
+            waiting = {position: handle for handle, position in self._elsewhere.items() if not handle.done()}
+            if not waiting:
+                self._following = False
+                return
+            await asyncio.sleep(FOLLOW_EVERY_S)
+            try:
+                ended = await sweep.ended_elsewhere(sorted(waiting))
+            except Exception as exc:
+                log.warning("sweep %s: the tasks another kernel runs cannot be looked up: %s", self.id, exc)
+                continue
+            for row, record in ended:
+                finish_from_record(self._lifecycle, waiting[row.position], record, self.tool)
 
     async def _send(self, handle: TaskHandle, args: dict[str, Any], preset: dict[str, Any] | None) -> None:
         lifecycle = self._lifecycle
         try:
             await lifecycle.start(self._spec, args, ttl=self._ttl, answers=preset, handle=handle)
+            if self._sweep is not None:
+                self._sweep.sent(self._position[handle], handle)
         except asyncio.CancelledError:
             why = self._closed or "its start was cancelled"
             lifecycle.finish(
@@ -279,8 +397,11 @@ class Batch(Sequence[TaskHandle]):
     def _task_ended(self, handle: TaskHandle) -> None:
         self._ended += 1
         self._sent.discard(handle)
+        self._record_end(handle)
         self._fill()
         if self._ended == len(self._handles):
+            if self._sweep is not None and self._closed is None:
+                self._lifecycle.jobs.spawn(self._sweep.close(finished=True), name=f"mcp-map end {self.id}")
             for callback in tuple(self._on_end):
                 try:
                     callback(self)
@@ -288,10 +409,28 @@ class Batch(Sequence[TaskHandle]):
                     log.exception("a batch end callback failed for %r", self)
             self._relay(handle)
 
+    def _record_end(self, handle: TaskHandle) -> None:
+        """Write an item's end in the sweep's record: not one that ended before, nor another kernel's, nor
+        one only this side lost (its connection, a closing client: the record keeps it for a resume)."""
+        sweep = self._sweep
+        if sweep is None or handle in self._before or handle in self._elsewhere:
+            return
+        position = self._position[handle]
+        if self._closed is not None or handle.status == LOST:
+            sweep.forget(position)
+        else:
+            sweep.ended(position, handle)
+
     async def aclose(self, why: str) -> None:
         """The connection is closing: queued tasks end ``lost`` (never sent), sends in flight stop
-        (those handles end ``lost`` too). Sent tasks are left as the connection leaves them."""
+        (those handles end ``lost`` too). Sent tasks are left as the connection leaves them. A sweep's
+        record keeps them all as they were, for a resume (claimed and not sent: queued again)."""
         self._closed = why
+        if self._sweep is not None:
+            for handle in self._claimed:
+                self._sweep.released(self._position[handle])
+        while self._claimed:
+            self._queue.appendleft(self._claimed.pop())
         while self._queue:
             handle = self._queue.popleft()
             self._lifecycle.finish(
@@ -302,6 +441,13 @@ class Batch(Sequence[TaskHandle]):
         for starter in starters:
             starter.cancel()
         await asyncio.gather(*starters, return_exceptions=True)
+        if self._sweep is not None:
+            await self._sweep.close(finished=False)
+
+    @property
+    def sweep(self) -> str | None:
+        """The sweep's id in the task index (``client.map(..., resume=ID)``); None when not recorded."""
+        return self._sweep.id if self._sweep is not None and self._sweep.broken is None else None
 
     # -- views -----------------------------------------------------------------------------------
 
@@ -342,7 +488,7 @@ class Batch(Sequence[TaskHandle]):
                 continue
             if done and len(failed) < FAILED_SHOWN and _failed(handle):
                 failed.append(self._entry(index, handle, failure_message(handle) or "the tool reported an error"))
-            if not handle.cached:
+            if not handle.cached and handle not in self._before:
                 timed.append(self._entry(index, handle))
         total = len(self._handles)
         fraction = progress / total if total else 1.0
@@ -366,6 +512,8 @@ class Batch(Sequence[TaskHandle]):
             eta=eta,
             failed=tuple(failed),
             slowest=tuple(timed[:SLOWEST_SHOWN]),
+            sweep=self.sweep,
+            resumed=self.resumed.text() if self.resumed is not None else None,
         )
 
     @staticmethod

@@ -66,3 +66,14 @@ def test_check_items_bounds_and_converts():
         check_items([{"a": object()}])
     with pytest.raises(ArgumentError, match=f"more than {MAX_ITEMS}"):
         check_items({"topic": "t"} for _ in range(MAX_ITEMS + 1))
+
+
+def test_resume_and_restart_are_read():
+    assert parse_map_line("demo:research --over xs").resume is None  # the same line again: resume, say so
+    call = parse_map_line("-o res --resume --limit 64 demo:research --over xs")
+    assert (call.resume, call.limit, call.limit_given, call.out) == (True, 64, True, "res")
+    assert parse_map_line("--restart demo:research --over xs").resume is False
+    named = parse_map_line("--resume 1a2b3c4d5e6f")
+    assert (named.resume, named.tool, named.server, named.limit_given) == ("1a2b3c4d5e6f", "", None, False)
+    with pytest.raises(ArgumentError, match="not both"):
+        parse_map_line("--resume --restart demo:research --over xs")

@@ -28,6 +28,12 @@ with more tools, chosen by two flags of its own (every other flag goes to the de
 ``--count-calls PATH``
     Appends the tool's name to PATH (one line) each time a tool runs: how a test counts, on the server's
     side, the calls that reached it.
+``--count-arguments PATH``
+    The same with the call's arguments: ``NAME<TAB>ARGUMENTS`` (canonical JSON), one line per call, so that
+    a test counts the calls of each item of a sweep.
+``--sweeps``
+    Adds ``signed_job {label, api_key, seconds=0}`` (tasks optional): a job whose argument is a secret
+    (its name looks like one), which answers with its label only.
 ``--advertise-device-endpoint URL``
     With ``--auth``: the authorization server's metadata names URL as its device authorization endpoint
     (e.g. a plain-http one elsewhere, which a client must refuse).
@@ -41,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
@@ -55,7 +62,14 @@ from mcp_tasks_jupyter.demo.tools import FAILING_JOB, Tool, ToolContext, build_t
 
 SCRIPT = Path(__file__).resolve()
 #: The flags of this script; a demo command line with one of them needs this script.
-TEST_FLAGS = ("--faults", "--conformance", "--count-calls", "--advertise-device-endpoint")
+TEST_FLAGS = (
+    "--faults",
+    "--conformance",
+    "--count-calls",
+    "--count-arguments",
+    "--sweeps",
+    "--advertise-device-endpoint",
+)
 
 
 def demo_argv(*args: str, python: str = sys.executable) -> list[str]:
@@ -204,15 +218,45 @@ FIXTURES = (
 )
 
 
-def counted(tools: dict[str, Tool], path: Path) -> dict[str, Tool]:
-    """``tools``, each writing its name to ``path`` (one line) every time it runs (--count-calls)."""
+# -- signed_job (--sweeps) -----------------------------------------------------------------------
+
+
+async def signed_job(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    await asyncio.sleep(float(args.get("seconds", 0)))
+    return text_result(f"signed {args['label']}", structured={"label": args["label"]})
+
+
+SIGNED_JOB = Tool(
+    name="signed_job",
+    title="Signed job",
+    description="Waits, then answers with its label; its api_key is a secret (test only).",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "label": {"type": "string"},
+            "api_key": {"type": "string"},
+            "seconds": {"type": "number", "minimum": 0, "maximum": 60},
+        },
+        "required": ["label", "api_key"],
+    },
+    body=signed_job,
+    task_support="optional",
+)
+
+
+def counted(tools: dict[str, Tool], path: Path, *, arguments: bool = False) -> dict[str, Tool]:
+    """``tools``, each writing its name to ``path`` (one line; with ``arguments``, a tab and the arguments as
+    canonical JSON) every time it runs (--count-calls, --count-arguments)."""
 
     def counting(tool: Tool) -> Tool:
         body = tool.body
 
         async def run(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+            line = tool.name
+            if arguments:
+                line += "\t" + json.dumps(args, sort_keys=True, separators=(",", ":"))
             with path.open("a", encoding="utf-8") as calls:
-                calls.write(tool.name + "\n")
+                calls.write(line + "\n")
             return await body(args, ctx)
 
         return dataclasses.replace(tool, body=run)
@@ -220,11 +264,13 @@ def counted(tools: dict[str, Tool], path: Path) -> dict[str, Tool]:
     return {name: counting(tool) for name, tool in tools.items()}
 
 
-def tool_sets(*, faults: bool, conformance: bool) -> tuple[dict[str, Tool], dict[str, Tool]]:
+def tool_sets(*, faults: bool, conformance: bool, sweeps: bool = False) -> tuple[dict[str, Tool], dict[str, Tool]]:
     """(what legacy clients see, what ext clients see): the demo's tools plus the asked-for ones."""
     legacy = build_tools()
     if faults:
         legacy[EXIT_PROCESS.name] = EXIT_PROCESS
+    if sweeps:
+        legacy[SIGNED_JOB.name] = SIGNED_JOB
     ext = dict(legacy)
     if conformance:
         ext[FAILING_JOB.name] = dataclasses.replace(FAILING_JOB, task_support="required")
@@ -234,17 +280,21 @@ def tool_sets(*, faults: bool, conformance: bool) -> tuple[dict[str, Tool], dict
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(add_help=False)
-    for flag in ("--faults", "--conformance"):
+    for flag in ("--faults", "--conformance", "--sweeps"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("--count-calls", type=Path)
+    parser.add_argument("--count-arguments", type=Path)
     parser.add_argument("--advertise-device-endpoint")
     ours, rest = parser.parse_known_args(argv)
     if ours.advertise_device_endpoint is not None:
         advertised = ours.advertise_device_endpoint
         DemoAuthorizationServer.device_authorization_endpoint = property(lambda self: advertised)  # type: ignore[method-assign,assignment]
-    legacy, ext = tool_sets(faults=ours.faults, conformance=ours.conformance)
+    legacy, ext = tool_sets(faults=ours.faults, conformance=ours.conformance, sweeps=ours.sweeps)
     if ours.count_calls is not None:
         legacy, ext = counted(legacy, ours.count_calls), counted(ext, ours.count_calls)
+    if ours.count_arguments is not None:
+        legacy = counted(legacy, ours.count_arguments, arguments=True)
+        ext = counted(ext, ours.count_arguments, arguments=True)
 
     def make_server(config: DemoConfig) -> DemoServer:
         return DemoServer(config, tools=legacy, ext_tools=ext)

@@ -1,0 +1,215 @@
+"""Sweeps that outlive their process (issue 33): ``client.map`` records its batch in the task index, and a
+later process resumes it without sending any item twice, against the real demo server, which counts each
+call it runs with its arguments (``--count-arguments``).
+
+The process that dies is a Python process of the test's own, killed with SIGKILL in the middle of a
+2,000-item sweep (``tests/jupyter/test_sweep_kernel.py`` does the same to a Jupyter kernel): what it had
+recorded is all a resume has. Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mcp_tasks_jupyter as mtj
+from mcp_tasks_jupyter.index.task_index import TaskIndex
+from tests.support import start_demo_http
+from tests.support.demo_server import demo_argv
+from tests.support.postgres import run_sql
+from tests.support.processes import python_env
+
+pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
+WAIT = 90  # seconds: a bound on every wait, never a speed claim
+SIZE = 2000
+LIMIT = 64
+
+
+def items(n: int, seconds: float = 0.2) -> list[dict]:
+    return [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
+
+
+def calls_by_label(path: Path) -> collections.Counter[str]:
+    counted: collections.Counter[str] = collections.Counter()
+    for line in path.read_text().splitlines():
+        _name, _, arguments = line.partition("\t")
+        counted[json.loads(arguments)["label"]] += 1
+    return counted
+
+
+def sweep_rows(location: str, sweep: str) -> list[tuple]:
+    return run_sql(
+        location,
+        "SELECT position, state, task_id, record, status, note, sends, arguments FROM sweep_items "
+        "WHERE sweep = ? ORDER BY position",
+        (sweep,),
+    )
+
+
+async def eventually(check, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+def counts(tmp_path: Path) -> Path:
+    path = tmp_path / "calls.txt"
+    path.touch()
+    return path
+
+
+@pytest.fixture
+def demo_http(counts: Path) -> Iterator[str]:
+    with start_demo_http("--count-arguments", str(counts), "--poll-interval", "100", "--sweeps") as url:
+        yield url
+
+
+async def test_a_sweep_is_recorded_item_by_item(demo_http: str, counts: Path, index_location: str) -> None:
+    async with mtj.connect(demo_http, index=index_location, protocol_version="2025-11-25") as client:
+        batch = await client.map("slow_compute", items(20, 0.05), limit=4)
+        assert batch.sweep is not None
+        results = await batch.gather(timeout=WAIT)
+        assert [r.structured["label"] for r in results] == [f"i{i}" for i in range(20)]
+        client.index.flush()
+        await eventually(lambda: run_sql(index_location, "SELECT finished_at FROM sweeps")[0][0] is not None)
+    [(tool, total, limit)] = run_sql(index_location, "SELECT tool, total, item_limit FROM sweeps")
+    assert (tool, total, limit) == ("slow_compute", 20, 4)
+    rows = sweep_rows(index_location, batch.sweep)
+    assert [r[0] for r in rows] == list(range(20))
+    assert {r[1] for r in rows} == {"ended"} and {r[4] for r in rows} == {"completed"}
+    assert all(r[2] and r[3] for r in rows) and {r[5] for r in rows} == {None} and {r[6] for r in rows} == {1}
+    records = dict(run_sql(index_location, "SELECT id, task_id FROM tasks"))
+    assert all(records[r[3]] == r[2] for r in rows)  # each item's record is its task's
+    assert calls_by_label(counts) == dict.fromkeys((f"i{i}" for i in range(20)), 1)
+
+
+async def test_a_secret_argument_is_kept_only_as_a_keyed_hash(demo_http: str, index_location: str) -> None:
+    secret = "sk-live-" + os.urandom(8).hex()
+    jobs = [{"label": f"s{i}", "api_key": secret} for i in range(3)]
+    async with mtj.connect(demo_http, index=index_location, protocol_version="2025-11-25") as client:
+        batch = await client.map("signed_job", jobs, limit=2)
+        await batch.gather(timeout=WAIT)
+        sweep = batch.sweep
+        assert sweep is not None
+        client.index.flush()
+        await eventually(lambda: run_sql(index_location, "SELECT finished_at FROM sweeps")[0][0] is not None)
+        dump = "\n".join(
+            repr(row)
+            for table in ("sweeps", "sweep_items", "sweep_owners", "tasks")
+            for row in run_sql(index_location, f"SELECT * FROM {table}")
+        )
+        assert secret not in dump
+        kept = [json.loads(r[7]) for r in sweep_rows(index_location, sweep)]
+        assert all(k["api_key"].startswith("<redacted hmac:") for k in kept)
+        assert len({k["api_key"] for k in kept}) == 1  # the same secret, the same hash: matched, never shown
+        # the same items match the sweep (resume=True finds it finished: a new one starts) ...
+        again = await client.map("signed_job", jobs, limit=2, resume=True)
+        assert again.said == "no earlier sweep of these items to resume: started a new one"
+        await again.gather(timeout=WAIT)
+        # ... and a sweep named by its id cannot be sent from its record: its secret is not there
+        with pytest.raises(mtj.UsageError, match="secret argument"):
+            await client.map("signed_job", None, resume=sweep)
+
+
+def _run_and_be_killed(
+    argv_or_url: str | list[str], location: str, tmp_path: Path, counts: Path, after: int
+) -> tuple[str, int]:
+    """Start a process that runs a 2,000-item sweep and SIGKILL it once the server ran ``after`` calls;
+    (the sweep's id, the calls counted when it was killed)."""
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        "import asyncio, sys, json\n"
+        "import mcp_tasks_jupyter as mtj\n"
+        "async def main():\n"
+        f"    target = json.loads({json.dumps(json.dumps(argv_or_url))})\n"
+        f"    async with mtj.connect(target, index={location!r}, protocol_version='2025-11-25') as c:\n"
+        f"        b = await c.map('slow_compute', {items(SIZE)!r}, limit={LIMIT})\n"
+        "        print('sweep', b.sweep, flush=True)\n"
+        "        await b.gather()\n"
+        "asyncio.run(main())\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=python_env(), start_new_session=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("sweep "), line
+        sweep = line.split()[1]
+        deadline = time.monotonic() + WAIT
+        while len(counts.read_text().splitlines()) < after:
+            assert time.monotonic() < deadline and process.poll() is None, "the sweep did not get going"
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGKILL)  # the process and its stdio server, as a dying kernel
+        process.wait(10)
+        return sweep, len(counts.read_text().splitlines())
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+def _check_exactly_once(location: str, sweep: str, counts: Path, results: list, *, server_kept: bool) -> None:
+    """Every item's result in order; each item called once at the server, but those noted as sent again."""
+    assert [r.structured["label"] for r in results] == [f"i{i}" for i in range(SIZE)]
+    rows = sweep_rows(location, sweep)
+    calls = calls_by_label(counts)
+    noted = {f"i{r[0]}": r[5] for r in rows if r[5] is not None}
+    for i in range(SIZE):
+        label = f"i{i}"
+        assert calls[label] == (1 if label not in noted else calls[label]), (label, calls[label])
+        assert 1 <= calls[label] <= 2, (label, calls[label])
+    in_doubt = [label for label, note in noted.items() if "in flight" in note]
+    assert len(in_doubt) <= LIMIT, len(in_doubt)
+    if server_kept:  # over HTTP the server kept its tasks: nothing it had is sent again as lost
+        assert not [label for label, note in noted.items() if "no longer had" in note]
+    assert {r[1] for r in rows} == {"ended"}
+
+
+@pytest.mark.timeout(240)
+async def test_a_killed_process_s_sweep_resumes_over_http_without_sending_twice(
+    demo_http: str, counts: Path, tmp_path: Path, index_location: str
+) -> None:
+    sweep, at_kill = _run_and_be_killed(demo_http, index_location, tmp_path, counts, after=SIZE // 3)
+    assert at_kill < SIZE
+    async with mtj.connect(demo_http, index=index_location, protocol_version="2025-11-25") as client:
+        batch = await client.map("slow_compute", items(SIZE), limit=LIMIT, resume=True)
+        assert batch.sweep == sweep and batch.resumed is not None, batch.said
+        resumed = batch.resumed
+        print(batch.said)
+        assert resumed.before > 0 and resumed.fresh > 0 and resumed.reattached + resumed.before > 0
+        assert resumed.before + resumed.reattached + resumed.lost + resumed.in_doubt + resumed.fresh == SIZE
+        results = await batch.gather(timeout=WAIT)
+        await batch_closed(client.index, index_location, sweep)
+    _check_exactly_once(index_location, sweep, counts, results, server_kept=True)
+
+
+@pytest.mark.timeout(240)
+async def test_a_killed_process_s_sweep_resumes_over_stdio(tmp_path: Path, counts: Path) -> None:
+    location = str(tmp_path / "index" / "tasks.sqlite3")
+    argv = demo_argv("--count-arguments", str(counts), "--poll-interval", "100")
+    sweep, _ = _run_and_be_killed(argv, location, tmp_path, counts, after=SIZE // 3)
+    async with mtj.connect(argv, index=location, protocol_version="2025-11-25") as client:
+        batch = await client.map("slow_compute", items(SIZE), limit=LIMIT, resume=True)
+        assert batch.resumed is not None and batch.resumed.reattached == 0  # a new server process knows none
+        results = await batch.gather(timeout=WAIT)
+        await batch_closed(client.index, location, sweep)
+    _check_exactly_once(location, sweep, counts, results, server_kept=False)
+
+
+async def batch_closed(index: TaskIndex | None, location: str, sweep: str) -> None:
+    assert index is not None
+    index.flush()
+    await eventually(lambda: run_sql(location, "SELECT finished_at FROM sweeps WHERE id = ?", (sweep,))[0][0])
