@@ -43,7 +43,9 @@ PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
 
 # A source expression that is one origin: scheme, host (an optional leading "*." wildcard), optional
 # port. No path, no quotes, no spaces or semicolons: nothing that could end the directive or add a keyword.
-_ORIGIN = re.compile(r"(?:https|http|wss|ws)://(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*(?::\d{1,5})?")
+_ORIGIN = re.compile(
+    r"(?:https|http|wss|ws)://(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*(?::\d{1,5})?"
+)
 
 
 @dataclass(frozen=True)

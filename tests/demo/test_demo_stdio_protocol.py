@@ -24,7 +24,9 @@ async def test_initialize_declares_tasks_and_negotiates_the_version() -> None:
         assert await peer.result("logging/setLevel", {"level": "debug"}) == {}
         assert (await peer.error("logging/setLevel", {"level": "loud"}))["code"] == -32602
         assert caps["resources"] == {}  # the MCP App's view (demo/app_tools.py)
-        assert [r["uri"] for r in (await peer.result("resources/list"))["resources"]] == ["ui://demo/live-chart.html"]
+        assert [r["uri"] for r in (await peer.result("resources/list"))["resources"]] == [
+            "ui://demo/live-chart.html"
+        ]
         assert (await peer.error("resources/read", {"uri": "ui://demo/nope"}))["code"] == -32002
         assert (await peer.error("prompts/list"))["code"] == -32601
 
