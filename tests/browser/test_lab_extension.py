@@ -109,6 +109,10 @@ def test_quickstart_widget_sidebar_cancel_and_notification(page: Page) -> None:
     expect(long_row.locator(".mtj-task-status")).to_have_text("working")
     expect(page.locator(".mtj-statusbar")).to_contain_text("1 running")
     shot(page, "05-sidebar-long-task-running")
+    # a running row's Cancel is a small button on its status line, not JupyterLab's 32 px one: a side panel
+    # of running tasks shows as many as one of ended tasks, nearly (issue 30: entries were ~85 px tall)
+    cancel_box = long_row.locator(".mtj-task-cancel").bounding_box()
+    assert cancel_box is not None and cancel_box["height"] <= 22, cancel_box
     long_row.locator(".mtj-task-cancel").click()
     expect(long_row.locator(".mtj-task-status")).to_have_text("cancelled")
     add_cell_and_run(
