@@ -24,6 +24,9 @@ async def test_connects_and_lists_every_tool_across_pages(connect_demo):
             "failing_job": "optional",
             "make_chart": "optional",
             "echo": "forbidden",
+            "live_chart": "optional",  # the MCP Apps tools (issue 32)
+            "chart_points": "forbidden",
+            "steer_chart": "forbidden",
         }
         tool = await client.tool("research")
         assert tool.required_arguments == ["topic"] and "ambiguous" in tool.input_schema["properties"]
@@ -224,7 +227,8 @@ async def test_image_and_structured_content(connect_demo):
 
 async def test_bad_calls_are_refused_before_sending(connect_demo):
     async with connect_demo() as client:
-        with pytest.raises(mtj.ToolNotFound, match=r"mcp-tasks-jupyter-demo.*no tool named 'nope' \(tools: echo,"):
+        refused = r"mcp-tasks-jupyter-demo.*no tool named 'nope' \(tools: chart_points, echo,"
+        with pytest.raises(mtj.ToolNotFound, match=refused):
             await client.start_task("nope")
         with pytest.raises(mtj.UsageError, match="tool 'research' needs argument\\(s\\) topic"):
             await client.start_task("research", {"ambiguous": True})
