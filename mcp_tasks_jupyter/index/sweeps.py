@@ -370,15 +370,16 @@ def _heartbeat(database: IndexBackend, db: Any, owner: str, sweep: str, now: flo
 
 
 def take_over(database: IndexBackend, db: Any, sweep: str, owner: str) -> list[ItemRow]:
-    """Make ``owner`` the holder of every unfinished item of ``sweep`` whose holder is dead (or none), in one
-    transaction; every item of the sweep, as it is now (those another live runner holds keep its id)."""
+    """Make ``owner`` the holder of every item of ``sweep`` whose holder is dead (or none), in one transaction
+    (ended ones too: an end whose record was never written is asked again); every item of the sweep, as it
+    is now (those another live runner holds keep its id)."""
     now = time.time()
     with database.transaction(db):
         _heartbeat(database, db, owner, sweep, now)
         holders = database.execute(
             db,
             "SELECT DISTINCT i.owner, o.hostname, o.pid, o.seen_at FROM sweep_items i "
-            "LEFT JOIN sweep_owners o ON o.owner = i.owner WHERE i.sweep = ? AND i.state != 'ended'",
+            "LEFT JOIN sweep_owners o ON o.owner = i.owner WHERE i.sweep = ?",
             (sweep,),
         ).fetchall()
         dead = [
@@ -392,8 +393,7 @@ def take_over(database: IndexBackend, db: Any, sweep: str, owner: str) -> list[I
             chunk = dead[start : start + INSERT_CHUNK]
             database.execute(
                 db,
-                f"UPDATE sweep_items SET owner = ? WHERE sweep = ? AND state != 'ended' "
-                f"AND owner IN ({', '.join('?' * len(chunk))})",
+                f"UPDATE sweep_items SET owner = ? WHERE sweep = ? AND owner IN ({', '.join('?' * len(chunk))})",
                 (owner, sweep, *chunk),
             )
             database.execute(

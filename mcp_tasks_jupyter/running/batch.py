@@ -401,7 +401,7 @@ class Batch(Sequence[TaskHandle]):
         self._fill()
         if self._ended == len(self._handles):
             if self._sweep is not None and self._closed is None:
-                self._lifecycle.jobs.spawn(self._sweep.close(finished=True), name=f"mcp-map end {self.id}")
+                self._sweep.end(finished=True)
             for callback in tuple(self._on_end):
                 try:
                     callback(self)

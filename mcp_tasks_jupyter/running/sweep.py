@@ -215,29 +215,45 @@ class SweepRun:
         self.store.submit(store.heartbeat, self.owner, self.id).add_done_callback(_said_if_failed)
         self._beat = asyncio.get_running_loop().call_later(store.HEARTBEAT_S, self._heartbeat)
 
-    async def close(self, finished: bool) -> None:
-        """The batch ended (``finished``: every item ended) or its connection closed: write what is kept,
-        then let go of the items (a later resume takes over what is left)."""
+    def end(self, finished: bool) -> concurrent.futures.Future[None] | None:
+        """The batch ended (``finished``: every item ended) or its connection closed: what is kept is handed
+        to the store's thread now, then the runner lets go of its items (a later resume takes over what is
+        left). Handed over at once, not in a job of the loop's: a process that ends right after its batch
+        still writes them (the thread's queue is worked off at exit)."""
         if self._closed:
-            return
+            return None
         self._closed = True
         if self._beat is not None:
             self._beat.cancel()
-        await self.flush()
+        if self._mark_timer is not None:
+            self._mark_timer.cancel()
+        self._write_marks()
         store.owner_gone(self.owner)
-        if self.broken is None:
+        if self.broken is not None:
+            return None
+        return self.store.submit(store.finish, self.id, self.owner, finished)
+
+    async def close(self, finished: bool) -> None:
+        """:meth:`end`, and wait until it is written."""
+        done = self.end(finished)
+        if self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)
+        if done is not None:
             try:
-                await self.store.call(store.finish, self.id, self.owner, finished)
+                await asyncio.wrap_future(done)
             except Exception as exc:
                 log.warning("the sweep %s could not be closed in the task index: %s", self.id, exc)
 
     async def ended_elsewhere(self, positions: list[int]) -> list[tuple[store.ItemRow, TaskRecord | None]]:
-        """Which of ``positions`` (another runner's) ended, with their records."""
+        """Which of ``positions`` (another runner's) ended, with their records (None: an item that ended with
+        no record: its call failed before a task existed)."""
 
         def read(database: Any, db: Any) -> list[tuple[store.ItemRow, TaskRecord | None]]:
             rows = store.ended_since(database, db, self.id, positions)
             records = records_by_id(database, db, [r.record for r in rows if r.record is not None])
-            return [(r, records.get(r.record) if r.record is not None else None) for r in rows]
+            found = [(r, records.get(r.record) if r.record is not None else None) for r in rows]
+            # an end whose record is not written yet (the task records are batched apart) waits a round
+            return [(r, record) for r, record in found if record is None or _finished(record)]
 
         return await self.store.call(read)
 
@@ -371,11 +387,11 @@ async def _resumed(
     counts = dict.fromkeys(("before", "reattached", "lost", "in_doubt", "fresh", "elsewhere"), 0)
     checks: list[store.ItemRow] = []
     for row in rows:
-        if row.owner != owner and row.state != store.ENDED:
-            earlier[row.position] = Earlier(elsewhere=True)
+        record = records.get(row.record) if row.record is not None else None
+        if row.owner != owner and not (row.state == store.ENDED and record is not None and _finished(record)):
+            earlier[row.position] = Earlier(elsewhere=True)  # another live runner's: followed
             counts["elsewhere"] += 1
             continue
-        record = records.get(row.record) if row.record is not None else None
         if row.state == store.ENDED and record is not None and _finished(record):
             earlier[row.position] = Earlier(handle=_from_record(lifecycle, spec, items[row.position], record))
             counts["before"] += 1

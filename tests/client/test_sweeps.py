@@ -26,11 +26,13 @@ import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.index.task_index import TaskIndex
 from tests.support import start_demo_http
 from tests.support.demo_server import demo_argv
+from tests.support.paths import PYTHON
+from tests.support.peers import LISTENING_LINE, START_TIMEOUT
 from tests.support.postgres import run_sql
-from tests.support.processes import python_env
+from tests.support.processes import free_port, python_env, spawn, wait_for_stdout
 
 pytestmark = [pytest.mark.anyio, pytest.mark.loopback]
-WAIT = 90  # seconds: a bound on every wait, never a speed claim
+WAIT = 40  # seconds: a bound on every wait, never a speed claim
 SIZE = 2000
 LIMIT = 64
 
@@ -213,3 +215,95 @@ async def batch_closed(index: TaskIndex | None, location: str, sweep: str) -> No
     assert index is not None
     index.flush()
     await eventually(lambda: run_sql(location, "SELECT finished_at FROM sweeps WHERE id = ?", (sweep,))[0][0])
+
+
+def _resumer(tmp_path: Path, name: str, url: str, location: str, sweep: str) -> subprocess.Popen[str]:
+    """A process that resumes ``sweep`` by its id and prints its one line, then every label, in order."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(
+        "import asyncio\n"
+        "import mcp_tasks_jupyter as mtj\n"
+        "async def main():\n"
+        f"    async with mtj.connect({url!r}, index={location!r}, protocol_version='2025-11-25') as c:\n"
+        f"        b = await c.map('slow_compute', resume={sweep!r}, limit={LIMIT})\n"
+        "        print(b.said, flush=True)\n"
+        "        try:\n"
+        f"            results = await b.gather(timeout={WAIT})\n"
+        "        except TimeoutError:\n"
+        "            print('pending', [(i, h.status, h.task_id) for i, h in enumerate(b) if not h.done()][:5])\n"
+        "            raise\n"
+        "        print(' '.join(r.structured['label'] for r in results), flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=python_env())
+
+
+@pytest.mark.timeout(240)
+async def test_two_processes_resuming_one_sweep_at_once_never_send_an_item_twice(
+    demo_http: str, counts: Path, tmp_path: Path, index_location: str
+) -> None:
+    sweep, _ = _run_and_be_killed(demo_http, index_location, tmp_path, counts, after=SIZE // 4)
+    first = _resumer(tmp_path, "first", demo_http, index_location, sweep)
+    second = _resumer(tmp_path, "second", demo_http, index_location, sweep)
+    ran = [process.communicate(timeout=WAIT * 2)[0] for process in (first, second)]
+    assert (first.returncode, second.returncode) == (0, 0), ran
+    outs = [out.splitlines() for out in ran]
+    said = [out[0] for out in outs]
+    assert all(line.startswith(f"resumed sweep {sweep}: ") for line in said), said
+    # one of them took the dead process's items; the other followed them from the index
+    assert sum("run by another kernel" in line for line in said) >= 1, said
+    for out in outs:  # both bound every result, in order
+        assert out[1].split() == [f"i{i}" for i in range(SIZE)]
+    rows = sweep_rows(index_location, sweep)
+    assert {r[1] for r in rows} == {"ended"}
+    calls = calls_by_label(counts)
+    noted = {f"i{r[0]}" for r in rows if r[5] is not None}
+    assert all(calls[f"i{i}"] == 1 for i in range(SIZE) if f"i{i}" not in noted)
+    assert all(calls[label] <= 2 for label in noted) and len(noted) <= LIMIT
+
+
+@pytest.mark.timeout(240)
+async def test_a_server_restarted_mid_sweep_that_lost_its_tasks(tmp_path: Path, counts: Path) -> None:
+    """The server (HTTP) is killed and started again on its port while a sweep runs: the tasks it had are
+    gone. The running batch ends those ``lost`` (its record keeps them sent); the resume asks the server,
+    which no longer has them, and sends each once more, noted."""
+    location = str(tmp_path / "index" / "tasks.sqlite3")
+    argv = demo_argv(
+        "--http",
+        "--port",
+        str(free_port()),
+        "--count-arguments",
+        str(counts),
+        "--poll-interval",
+        "100",
+        python=PYTHON,
+    )
+    n = 300
+    with spawn(argv, env=python_env()) as server:
+        url = wait_for_stdout(server, LISTENING_LINE, START_TIMEOUT).group(1)
+        async with mtj.connect(url, index=location, protocol_version="2025-11-25") as client:
+            batch = await client.map("slow_compute", items(n, 0.5), limit=32)
+            sweep = batch.sweep
+            assert sweep is not None
+            await eventually(lambda: len(counts.read_text().splitlines()) >= n // 3)
+            os.killpg(server.popen.pid, signal.SIGKILL)
+            server.popen.wait(10)
+            with spawn(argv, env=python_env()) as again:
+                wait_for_stdout(again, LISTENING_LINE, START_TIMEOUT)
+                results = await batch.gather(return_exceptions=True, timeout=WAIT)
+                lost = [i for i, r in enumerate(results) if isinstance(r, BaseException)]
+                assert lost, "no task was lost with the server"
+                assert {batch[i].status for i in lost} == {"lost"}, [results[i] for i in lost[:3]]
+                async with mtj.connect(url, index=location, protocol_version="2025-11-25") as second:
+                    resumed = await second.map("slow_compute", items(n, 0.5), limit=32, resume=True)
+                    assert resumed.sweep == sweep and resumed.resumed is not None
+                    assert resumed.resumed.lost == len(lost), resumed.said
+                    results = await resumed.gather(timeout=WAIT)
+                    await batch_closed(second.index, location, sweep)
+    assert [r.structured["label"] for r in results] == [f"i{i}" for i in range(n)]
+    rows = sweep_rows(location, sweep)
+    calls = calls_by_label(counts)
+    noted = {f"i{r[0]}": r[5] for r in rows if r[5] is not None}
+    assert {f"i{i}" for i in lost} <= set(noted) and all("no longer had" in noted[f"i{i}"] for i in lost)
+    assert all(calls[f"i{i}"] == 1 for i in range(n) if f"i{i}" not in noted)
+    assert all(calls[f"i{i}"] == 2 for i in lost)
