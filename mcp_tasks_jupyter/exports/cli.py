@@ -4,6 +4,8 @@ The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-
 ``--index PATH`` overrides both; either may be a team's ``postgresql://`` URL)::
 
     mcp-tasks list [--status S] [--server NAME] [--notebook PATH] [--user NAME] [--json]
+    mcp-tasks list --batch SWEEP_ID
+    mcp-tasks sweeps
     mcp-tasks show ID [--json]
     mcp-tasks result ID [--json] [--timeout S] [--header NAME=VALUE ...]
     mcp-tasks cancel ID [--timeout S] [--header NAME=VALUE ...]
@@ -11,6 +13,10 @@ The same index the kernels use (``$MTJ_INDEX``, else ``~/.local/share/mcp-tasks-
     mcp-tasks export --ro-crate PATH [--license SPDX|URL] [--name N] [--description D] [--publisher P] [filters]
     mcp-tasks clear [--finished]
     mcp-tasks copy [SQLITE_FILE]
+
+``sweeps`` lists the recorded sweeps (``client.map`` / ``%mcp_map`` batches) with their items' counts by state;
+``list --batch SWEEP_ID`` one sweep's items, in order, with their state, status, task id and why one was sent
+again.
 
 ``copy`` copies a machine's SQLite index (default: this user's) into the index (the team's PostgreSQL
 database, ``--index`` or ``$MTJ_INDEX``), each record once: running it again copies nothing twice.
@@ -44,6 +50,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import MCPError
+from ..index import sweeps
 from ..index.author import settings_path
 from ..index.task_index import TaskIndex, TaskRecord, data_dir
 from ..protocol import versions
@@ -114,6 +121,8 @@ def parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list the recorded tasks, oldest first")
     filters(listing)
     listing.add_argument("--json", action="store_true", help="one JSON object per line (the export's rows)")
+    listing.add_argument("--batch", metavar="SWEEP_ID", help="one sweep's items, in order (see: sweeps)")
+    commands.add_parser("sweeps", help="list the recorded sweeps (client.map / %%mcp_map batches), newest first")
     show = commands.add_parser("show", help="everything recorded about one task")
     show.add_argument("id", metavar="ID", nargs="?")
     show.add_argument("--json", action="store_true", help="as one JSON object")
@@ -193,7 +202,82 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 # -- the commands ------------------------------------------------------------------------------
 
 
+def _sweeps(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    index.flush()
+    store = _sweep_store(index)
+    try:
+        found = store.now(sweeps.listing, None)
+    finally:
+        store.close()
+    if not found:
+        print(f"no sweeps recorded in {index.describe()}", file=out)
+        return 0
+    rows = [
+        [
+            s.sweep.id,
+            s.sweep.server_name,
+            s.sweep.tool,
+            f"{s.sweep.total:,}",
+            ", ".join(f"{s.counts[state]:,} {state}" for state in sweeps.ITEM_STATES if s.counts.get(state)),
+            f"{s.sent_again:,}",
+            "finished" if s.sweep.finished_at is not None else "unfinished",
+            _when(s.sweep.created_at),
+        ]
+        for s in found
+    ]
+    _table(["sweep", "server", "tool", "items", "states", "sent again", "", "started"], rows, out)
+    return 0
+
+
+def _sweep_store(index: TaskIndex) -> sweeps.SweepStore:
+    return sweeps.SweepStore(index.location, index.describe())
+
+
+def _batch(ident: str, index: TaskIndex, out: TextIO) -> int:
+    index.flush()
+
+    def read(database: Any, db: Any) -> tuple[sweeps.SweepRow, list[sweeps.ItemRow]] | None:
+        found = sweeps.find(database, db, ident, "", "", None)
+        return None if found is None else (found, sweeps.items(database, db, found.id))
+
+    store = _sweep_store(index)
+    try:
+        answer = store.now(read)
+    finally:
+        store.close()
+    if answer is None:
+        raise CommandError(f"no sweep {ident!r} in {index.describe()} (mcp-tasks sweeps lists them)")
+    sweep, items = answer
+    print(
+        f"sweep {sweep.id}: {sweep.tool} on {sweep.server_name}, {sweep.total:,} items, limit {sweep.limit}",
+        file=out,
+    )
+    rows = [
+        [
+            str(item.position),
+            arguments_label(item.arguments, LIST_ARGUMENT_CHARS) or "-",
+            item.state,
+            item.status or "-",
+            item.task_id or "-",
+            item.note or "",
+        ]
+        for item in items
+    ]
+    _table(["#", "arguments", "state", "status", "task", "note"], rows, out)
+    return 0
+
+
+def _table(head: list[str], rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(plain(cell)) for cell in column) for column in zip(head, *rows, strict=True)]
+    for row in [head, *rows]:
+        print(
+            "  ".join(plain(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out
+        )
+
+
 def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
+    if args.batch:
+        return _batch(args.batch, index, out)
     records = _filtered(index, args)
     if args.json:
         for record in records:
@@ -349,6 +433,7 @@ def _copy(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
 
 COMMANDS = {
     "list": _list,
+    "sweeps": _sweeps,
     "show": _show,
     "result": _result,
     "cancel": _cancel,

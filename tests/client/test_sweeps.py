@@ -95,6 +95,16 @@ async def test_a_sweep_is_recorded_item_by_item(demo_http: str, counts: Path, in
     records = dict(run_sql(index_location, "SELECT id, task_id FROM tasks"))
     assert all(records[r[3]] == r[2] for r in rows)  # each item's record is its task's
     assert calls_by_label(counts) == dict.fromkeys((f"i{i}" for i in range(20)), 1)
+    # mcp-tasks sweeps lists it with its counts; list --batch shows its items, in order
+    env = python_env({"MTJ_INDEX": index_location})
+    listed = subprocess.run([sys.executable, "-m", "mcp_tasks_jupyter", "sweeps"], capture_output=True, text=True,
+                            env=env, timeout=60, check=True).stdout  # fmt: skip
+    assert batch.sweep in listed and "20 ended" in listed and "finished" in listed, listed
+    shown = subprocess.run([sys.executable, "-m", "mcp_tasks_jupyter", "list", "--batch", batch.sweep[:6]],
+                           capture_output=True, text=True, env=env, timeout=60, check=True).stdout  # fmt: skip
+    lines = shown.splitlines()
+    assert lines[0].startswith(f"sweep {batch.sweep}: slow_compute") and len(lines) == 22, shown
+    assert "label=i19" in lines[-1] and "completed" in lines[-1]
 
 
 async def test_a_secret_argument_is_kept_only_as_a_keyed_hash(demo_http: str, index_location: str) -> None:
