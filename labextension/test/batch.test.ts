@@ -25,6 +25,7 @@ function state(patch: Partial<IBatchState> = {}): IBatchState {
     slowest: [],
     cancelling: false,
     cancel_error: '',
+    resumed: '',
     sent_at: NOW,
     ...patch
   };
@@ -72,6 +73,17 @@ describe('batch widget', () => {
     expect(one(el, '.mtj-eta').textContent).toBe(' · about 12.0 s left');
     expect(one(el, '.mtj-batch-failed').hidden).toBe(true);
     expect(one(el, '.mtj-batch-slowest').hidden).toBe(true);
+  });
+
+  it('says how a resumed sweep came back, as text; nothing for a batch not resumed', () => {
+    const line = `resumed sweep abc: 3 ended before, 1 re-attached, 6 sent fresh ${HOSTILE}`;
+    const { el } = mount(batch, state({ resumed: line }));
+    const resumed = one(el, '.mtj-batch-resumed');
+    expect(resumed.textContent).toBe(line);
+    expect(resumed.hidden).toBe(false);
+    expect(resumed.querySelector('img')).toBeNull();
+    const plain = mount(batch, state()).el;
+    expect(one(plain, '.mtj-batch-resumed').hidden).toBe(true);
   });
 
   it('ticks the elapsed time and the ETA in the browser', () => {

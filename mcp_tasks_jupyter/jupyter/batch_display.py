@@ -40,9 +40,12 @@ def batch_output(widget: Any) -> dict[str, Any]:
 
 
 def summary_line(batch: Batch) -> str:
-    """``research on demo: 50 tasks…`` while it runs, then with the counts by status."""
+    """``research on demo: 50 tasks…`` while it runs, then with the counts by status; a resumed sweep adds
+    how its tasks came back (``resumed sweep ID: 1,234 ended before, ...``)."""
     head = f"{batch.tool} on {batch.server}: {len(batch)} task{'' if len(batch) == 1 else 's'}"
-    return f"{head} — {batch.view().counts_text()}" if batch.ready() else f"{head}…"
+    line = f"{head} — {batch.view().counts_text()}" if batch.ready() else f"{head}…"
+    # a resumed sweep says how its tasks came back, in the saved notebook too
+    return f"{line} ({batch.resumed.text()})" if batch.resumed is not None else line
 
 
 def summary_bundle(batch: Batch) -> dict[str, str]:

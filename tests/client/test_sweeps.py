@@ -24,6 +24,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.index.task_index import TaskIndex
+from mcp_tasks_jupyter.jupyter.batch_display import summary_line
 from tests.support import start_demo_http
 from tests.support.demo_server import demo_argv
 from tests.support.paths import PYTHON
@@ -200,7 +201,8 @@ async def test_a_killed_process_s_sweep_resumes_over_http_without_sending_twice(
         batch = await client.map("slow_compute", items(SIZE), limit=LIMIT, resume=True)
         assert batch.sweep == sweep and batch.resumed is not None, batch.said
         resumed = batch.resumed
-        print(batch.said)
+        assert batch.view().resumed == batch.said and batch.said.startswith(f"resumed sweep {sweep}: ")
+        assert batch.said in summary_line(batch)  # the saved notebook tells the same
         assert resumed.before > 0 and resumed.fresh > 0 and resumed.reattached + resumed.before > 0
         assert resumed.before + resumed.reattached + resumed.lost + resumed.in_doubt + resumed.fresh == SIZE
         results = await batch.gather(timeout=WAIT)

@@ -39,6 +39,8 @@ export interface IBatchState {
   slowest: IBatchTask[];
   cancelling: boolean;
   cancel_error: string;
+  /** How a resumed sweep's tasks came back ('' for a batch not resumed). */
+  resumed: string;
   sent_at: number;
 }
 
@@ -56,7 +58,8 @@ export const TRAITS = [
   'failed',
   'slowest',
   'cancelling',
-  'cancel_error'
+  'cancel_error',
+  'resumed'
 ] as const satisfies readonly (keyof IBatchState)[];
 
 /**
@@ -105,6 +108,7 @@ function render({ model, el }: IRenderProps<IBatchState>): () => void {
   const left = h('span', 'mtj-eta');
   meta.append(elapsed, left);
   const cancelError = h('div', 'mtj-error-text mtj-cancel-error');
+  const resumed = h('div', 'mtj-muted mtj-batch-resumed');
   const failed = h('details', 'mtj-batch-failed');
   const failedSummary = h('summary', 'mtj-error-title');
   const failedList = h('ul', 'mtj-batch-list');
@@ -113,7 +117,16 @@ function render({ model, el }: IRenderProps<IBatchState>): () => void {
   const slowestSummary = h('summary');
   const slowestList = h('ul', 'mtj-batch-list');
   slowest.append(slowestSummary, slowestList);
-  root.append(head, counts, progressRow, meta, cancelError, failed, slowest);
+  root.append(
+    head,
+    resumed,
+    counts,
+    progressRow,
+    meta,
+    cancelError,
+    failed,
+    slowest
+  );
   el.append(root);
 
   /** The duration cells of the slowest tasks still running: they tick. */
@@ -176,6 +189,8 @@ function render({ model, el }: IRenderProps<IBatchState>): () => void {
     cancel.hidden = done;
     cancel.disabled = done || cancelling;
     cancel.textContent = cancelling ? 'Cancelling…' : 'Cancel all';
+    resumed.textContent = model.get('resumed') ?? '';
+    resumed.hidden = !model.get('resumed');
     cancelError.textContent = model.get('cancel_error');
     cancelError.hidden = !model.get('cancel_error');
 

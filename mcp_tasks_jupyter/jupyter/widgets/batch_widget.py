@@ -48,6 +48,8 @@ class BatchWidget(LiveWidget, anywidget.AnyWidget):
     slowest = t.List(t.Dict()).tag(sync=True)
     cancelling = t.Bool(False).tag(sync=True)
     cancel_error = t.Unicode("").tag(sync=True)
+    #: How a resumed sweep's tasks came back (``Resumed.text``: ended before, re-attached, sent again, fresh).
+    resumed = t.Unicode("").tag(sync=True)
     #: The kernel's clock (epoch s) when this state was sent: the browser corrects its own by it.
     sent_at = t.Float(0.0).tag(sync=True)
 
@@ -90,6 +92,7 @@ class BatchWidget(LiveWidget, anywidget.AnyWidget):
             "slowest": [_task(task) for task in view.slowest],
             "cancelling": self._cancelling and not view.done,
             "cancel_error": self._cancel_error,
+            "resumed": view.resumed or "",
         }
 
 
