@@ -1,0 +1,79 @@
+"""A sweep in a real kernel that is SIGKILLed in the middle (issue 33 item 6): the same ``%mcp_map`` line,
+with ``--resume`` or as it was, in a new kernel binds every result in order, and the demo server (HTTP, which
+outlives the kernel) ran each item's call once, but those the sweep's record says were sent again (at most
+the limit's worth, whose send was in flight when the kernel died). Nothing here asserts a timing."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.jupyter.kernel_harness import running_kernel, wait_gone
+from tests.support.demo_server import demo_argv
+from tests.support.paths import PYTHON
+from tests.support.peers import LISTENING_LINE, START_TIMEOUT
+from tests.support.postgres import run_sql
+from tests.support.processes import python_env, spawn, wait_for_stdout
+
+WAIT = 60  # seconds: a bound on every wait, never a speed claim
+SIZE = 2000
+LIMIT = 64
+ITEMS = f"items = [{{'seconds': 0.2, 'steps': 1, 'label': f'i{{i}}'}} for i in range({SIZE})]"
+LINE = f"-o res --limit {LIMIT} web:slow_compute --over items"
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("resume", ["--resume ", ""], ids=["with --resume", "the same line again"])
+def test_a_killed_kernel_s_sweep_resumes_in_a_new_kernel_in_order_and_once(tmp_path: Path, resume: str) -> None:
+    counts = tmp_path / "calls.txt"
+    counts.touch()
+    location = str(tmp_path / "index" / "tasks.sqlite3")
+    argv = demo_argv(
+        "--http", "--port", "0", "--count-arguments", str(counts), "--poll-interval", "100", python=PYTHON
+    )
+    with spawn(argv, env=python_env()) as server:
+        url = wait_for_stdout(server, LISTENING_LINE, START_TIMEOUT).group(1)
+        with running_kernel(tmp_path, MTJ_INDEX=location) as kernel:
+            for cell in ("%load_ext mcp_tasks_jupyter", f"%mcp_connect web {url}", ITEMS):
+                kernel.run(cell)
+            kernel.run(f"b = %mcp_map {LINE}")
+            sweep = kernel.value("b.sweep")
+            deadline = time.monotonic() + WAIT
+            while len(counts.read_text().splitlines()) < SIZE // 3:
+                assert time.monotonic() < deadline, "the sweep did not get going"
+                time.sleep(0.05)
+            old = kernel.pid
+            os.kill(old, signal.SIGKILL)
+            assert wait_gone(old, 10)
+            kernel.manager.restart_kernel(now=True)
+            kernel.client.wait_for_ready(timeout=30)
+            for cell in ("%load_ext mcp_tasks_jupyter", f"%mcp_connect web {url}", ITEMS):
+                kernel.run(cell)
+            run = kernel.run(f"b = %mcp_map {resume}{LINE}")  # the same line offers the resume, in one line
+            assert f"resumed sweep {sweep}: " in run.stdout, str(run)
+            deadline = time.monotonic() + WAIT
+            while not kernel.value("'res' in globals()"):
+                assert time.monotonic() < deadline, "-o res was never bound"
+                time.sleep(0.3)
+            labels = kernel.value("[r.structured['label'] for r in res]", timeout=WAIT)
+            assert labels == [f"i{i}" for i in range(SIZE)]
+            assert f"resumed sweep {sweep}" in kernel.value("repr(b.view().resumed)")
+    calls: collections.Counter[str] = collections.Counter(
+        json.loads(line.partition("\t")[2])["label"] for line in counts.read_text().splitlines()
+    )
+    noted = {
+        f"i{position}": note
+        for position, note in run_sql(
+            location, "SELECT position, note FROM sweep_items WHERE sweep = ? AND note IS NOT NULL", (sweep,)
+        )
+    }
+    assert len(noted) <= LIMIT and all("in flight" in note for note in noted.values()), noted
+    for i in range(SIZE):
+        label = f"i{i}"
+        assert calls[label] == 1 or (label in noted and calls[label] == 2), (label, calls[label])
