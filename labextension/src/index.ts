@@ -23,6 +23,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 
+import { tearDownOnRestart } from './appteardown';
 import { CellLocator } from './cells';
 import { inMagic, SELECT_COMMAND, SingleCandidate } from './completion';
 import { tasksIcon } from './icon';
@@ -122,8 +123,12 @@ const summariesPlugin: JupyterFrontEndPlugin<void> = {
     notebooks?.forEach(panel => {
       guardWidgetViews(notebookSite(panel), models);
       drawMissingWidgets(panel);
+      tearDownOnRestart(panel);
     });
-    notebooks?.widgetAdded.connect((_, panel) => drawMissingWidgets(panel));
+    notebooks?.widgetAdded.connect((_, panel) => {
+      drawMissingWidgets(panel);
+      tearDownOnRestart(panel); // MCP Apps views get ui/resource-teardown when the kernel restarts
+    });
   }
 };
 

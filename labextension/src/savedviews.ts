@@ -37,6 +37,8 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel } from '@jupyterlab/services';
 
+import { watchAppViews } from './appteardown';
+
 export const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
 const WIDGET_TARGET = 'jupyter.widget';
 /** How long the kernel may take to list its widget comms (it answers between cells). */
@@ -266,8 +268,11 @@ function guard(
     safe: factory.safe,
     mimeTypes: factory.mimeTypes,
     defaultRank: factory.defaultRank,
-    createRenderer: options =>
-      guardRenderer(factory.createRenderer(options), site, models, readyMs)
+    createRenderer: options => {
+      const renderer = factory.createRenderer(options);
+      watchAppViews(renderer); // an MCP Apps view inside is torn down before it leaves the page
+      return guardRenderer(renderer, site, models, readyMs);
+    }
   };
   GUARDED.add(guarded);
   rendermime.addFactory(guarded, rendermime.getRank(WIDGET_VIEW));

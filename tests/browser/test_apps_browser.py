@@ -265,3 +265,63 @@ def test_apps_behind_a_hub_base_url_opened_as_localhost(tmp_path_factory: pytest
             for attempt in ESCAPES:
                 assert (report.get(attempt) or "").startswith("refused: "), (attempt, report)
             assert len(page.context.pages) == 1
+
+
+#: A command run without waiting for it (one that shows a dialog would hold page.evaluate until it is answered).
+NOT_AWAITED = "c => { void window.jupyterapp.commands.execute(c); }"
+
+
+def teardown_cells() -> list[str]:
+    chart = "%mcp_task demo:live_chart label={} points=500 interval=0.5"
+    view_log = "print([line['data'] for line in {}.logs if line.get('logger') == 'view'])"
+    return [
+        "%load_ext mcp_tasks_jupyter",
+        f"%mcp_connect demo {sys.executable} -m mcp_tasks_jupyter.demo --poll-interval 200",
+        f"cleared = {chart.format('t1')}",  # 2
+        view_log.format("cleared"),  # 3
+        f"closed = {chart.format('t2')}",  # 4
+        "closed",  # 5
+        f"restarted = {chart.format('t3')}",  # 6
+    ]
+
+
+def test_views_torn_down_before_they_go(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue 32 item 3: ``ui/resource-teardown`` reaches a live view, and the view's answer is heard, before its
+    output is cleared, before its notebook closes (the demo's live chart logs "torn down" to its task, read in
+    the kernel) and when the kernel restarts (the view's answer, as the page saw it)."""
+    root = tmp_path_factory.mktemp("apps-teardown-root")
+    with running_lab(root, tmp_path_factory.mktemp("apps-teardown-home")) as server:
+        write_notebook(root / "teardown.ipynb", teardown_cells())
+        with notebook_page(server, "teardown.ipynb", STEP, size=(1300, 1100)) as page:
+            expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
+            for n in range(3):
+                run_cell(page, n)
+            expect(view(page, 2).locator("#status")).to_have_text(re.compile(r"^\d+/500 points$"))
+            # 1. its output cleared: the view was asked, and answered, before its frame left the page
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-cell-output')")
+            expect(cell(page, 2).locator("iframe")).to_have_count(0)
+            run_cell(page, 3)
+            expect(cell(page, 3).locator(".jp-OutputArea-output")).to_contain_text('"torn down"')
+
+            # 2. its notebook closed (saved first): the view answers its teardown, as its element (held here,
+            # off the page by then) says; its log line cannot reach the kernel, whose connection the page
+            # closes with the notebook, at once.
+            run_cell(page, 4)
+            expect(view(page, 4).locator("#status")).to_have_text(re.compile(r"^\d+/500 points$"))
+            closing = cell(page, 4).locator(".mtj-app").element_handle()
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            expect(page.locator(".jp-mod-dirty")).to_have_count(0)
+            page.evaluate(NOT_AWAITED, "application:close")
+            expect(page.locator(".jp-NotebookPanel")).to_have_count(0)
+            page.wait_for_function("e => e.dataset.mtjTeardown === 'detached answered'", arg=closing, timeout=STEP)
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:open', {path: 'teardown.ipynb'})")
+            expect(page.locator(".jp-StatusBar-TextItem", has_text="Python 3 (ipykernel) | Idle")).to_be_visible()
+
+            # 3. the kernel restarts: the view is asked and answers (the restart does not wait for it)
+            run_cell(page, 6)
+            expect(view(page, 6).locator("#status")).to_have_text(re.compile(r"^\d+/500 points$"))
+            page.evaluate(NOT_AWAITED, "notebook:restart-kernel")  # it waits for its dialog
+            page.locator(".jp-Dialog .jp-mod-accept").click()
+            expect(cell(page, 6).locator(".mtj-app[data-mtj-teardown='restart answered']")).to_have_count(1)
+            expect(cell(page, 6).locator(".mtj-app")).to_contain_text("the kernel restarted: the view was closed")
+            expect(cell(page, 6).locator("iframe")).to_have_count(0)

@@ -29,6 +29,12 @@ import type { Transport } from '@modelcontextprotocol/client';
 
 import type { IRenderProps, IWidgetModel, IWidgetModule } from './anywidget';
 import { buildCsp, withCsp, type IDeclaredCsp } from './appcsp';
+import {
+  ATTACHED_EVENT,
+  TEARDOWN_EVENT,
+  type TeardownReason,
+  VIEW_CLASS
+} from './appevents';
 import { FrameTransport } from './appframe';
 import { button, h } from './dom';
 
@@ -183,7 +189,7 @@ class KernelCalls {
 }
 
 function render({ model, el }: IRenderProps<IAppState>): () => void {
-  const root = h('div', 'mtj-app');
+  const root = h('div', VIEW_CLASS);
 
   const head = h('div', 'mtj-app-head');
   const title = h('span', 'mtj-app-title');
@@ -200,6 +206,8 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
   let sentInput = false;
   let sentEnd = false;
   let drawnHtml = '';
+  /** Why the view was last torn down ('' while it is drawn). */
+  let lastTeardown = '';
   const calls = new KernelCalls(model);
   const onCustom = (content: unknown): void => {
     calls.answered(content);
@@ -212,6 +220,30 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     }
   };
   model.on('msg:custom', onCustom);
+  // Sent by the JupyterLab extension while the output is still on the page (`appteardown.ts`): its
+  // output is leaving (cleared, the notebook closed) or the kernel restarts.
+  const onTeardownEvent = (event: Event): void => {
+    const why = (event as CustomEvent<TeardownReason>).detail;
+    const holder = why === 'detached' ? park(frame) : null;
+    void teardown(why).finally(() => holder?.remove());
+  };
+  // Back on the page (a windowed notebook re-attaching the cell): drawn again, from ui/initialize.
+  const onAttached = (): void => {
+    if (!frame && lastTeardown === 'detached') {
+      lastTeardown = '';
+      drawnHtml = '';
+      draw();
+    }
+  };
+  root.addEventListener(TEARDOWN_EVENT, onTeardownEvent);
+  root.addEventListener(ATTACHED_EVENT, onAttached);
+  // The page closing: the teardown is sent, best effort; nothing can wait for its answer.
+  const onPageHide = (): void => {
+    if (bridge && initialized) {
+      void bridge.teardownResource({}).catch(() => undefined);
+    }
+  };
+  window.addEventListener('pagehide', onPageHide);
 
   function hostContext(): McpUiHostContext {
     const width = Math.max(200, Math.round(frameBox.clientWidth || 600));
@@ -298,15 +330,38 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     }
   }
 
-  async function teardown(): Promise<void> {
+  /**
+   * Ask the view for `ui/resource-teardown` and wait for its answer (bounded), then close it. Its
+   * bridge and frame are let go of at once, so a view drawn again meanwhile is not touched.
+   * `root.dataset.mtjTeardown` says how it went: `WHY answered` or `WHY unanswered`.
+   */
+  async function teardown(why = 'kernel'): Promise<void> {
     const current = bridge;
-    if (current && initialized) {
-      await Promise.race([
-        current.teardownResource({}).catch(() => undefined),
-        new Promise(resolve => setTimeout(resolve, TEARDOWN_WAIT_MS))
+    const currentFrame = frame;
+    const wasInitialized = initialized;
+    bridge = null;
+    frame = null;
+    initialized = false;
+    lastTeardown = why;
+    if (current && wasInitialized) {
+      const answered = await Promise.race([
+        current.teardownResource({}).then(
+          () => true,
+          () => false
+        ),
+        new Promise<boolean>(resolve =>
+          setTimeout(() => resolve(false), TEARDOWN_WAIT_MS)
+        )
       ]);
+      root.dataset.mtjTeardown = `${why} ${answered ? 'answered' : 'unanswered'}`;
     }
-    stop();
+    if (current) {
+      void current.close().catch(() => undefined);
+    }
+    currentFrame?.remove();
+    if (why === 'restart') {
+      note.textContent = 'the kernel restarted: the view was closed';
+    }
   }
 
   function stop(): void {
@@ -338,6 +393,7 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
       return;
     }
     stop();
+    lastTeardown = '';
     drawnHtml = html;
     initialized = sentInput = sentEnd = false;
     const iframe = document.createElement('iframe');
@@ -444,11 +500,14 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
       model.off(`change:${trait}`, draw);
     }
     model.off('msg:custom', onCustom);
+    root.removeEventListener(TEARDOWN_EVENT, onTeardownEvent);
+    root.removeEventListener(ATTACHED_EVENT, onAttached);
+    window.removeEventListener('pagehide', onPageHide);
     calls.close();
-    // The view is going (its output cleared, the notebook closed): where the frame is still on the
-    // page and the browser can move it without reloading it (moveBefore), it waits off-screen for
-    // ui/resource-teardown's answer. JupyterLab 4.6 detaches the output before this cleanup runs, so
-    // there the frame is already gone; the kernel's AppViewWidget.teardown() asks it in time.
+    // The view is going. In a notebook the JupyterLab extension has asked for its teardown already,
+    // before the output left the page (`appteardown.ts`), and there is nothing left to do here.
+    // Elsewhere, where the frame is still on the page and the browser can move it without reloading
+    // it (moveBefore), it waits off-screen for ui/resource-teardown's answer.
     const holder = park(frame);
     void teardown().finally(() => holder?.remove());
   };
