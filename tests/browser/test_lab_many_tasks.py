@@ -80,7 +80,7 @@ def test_board_compact_notifications_completion_and_interrupts(page: Page) -> No
         page,
         "from mcp_tasks_jupyter.jupyter.widgets import board_widget\n"
         "board_widget.FULL_EVERY_S = 3600\n"
-        "first = %mcp_task demo:slow_compute seconds=60 label=first",
+        "first = %mcp_task demo:slow_compute seconds=600 label=first",  # cancelled below: long on a loaded machine
     )
     row = board.locator("tbody tr").filter(has_text="label=first")
     expect(row.locator(".mtj-badge")).to_have_text("working")
@@ -142,7 +142,7 @@ def test_board_compact_notifications_completion_and_interrupts(page: Page) -> No
     page.keyboard.press("Escape")
 
     # 5. interrupting a cell that waits: one line, no traceback, the handle bound
-    add_cell_and_run(page, "r = %mcp_task --wait demo:slow_compute seconds=60 label=waited")
+    add_cell_and_run(page, "r = %mcp_task --wait demo:slow_compute seconds=600 label=waited")
     expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='busy']")).to_be_attached()
     page.wait_for_timeout(1000)  # the cell is waiting inside the magic
     run_menu(page, "Kernel", "Interrupt Kernel")
