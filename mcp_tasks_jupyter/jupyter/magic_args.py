@@ -598,6 +598,8 @@ class TasksArgs:
     export: str | None = None
     #: Show the task index's history on the board at first (``--history``).
     history: bool = False
+    #: List the task index's sweeps (``client.map`` batches) with their counts (``--sweeps``).
+    sweeps: bool = False
 
 
 def parse_tasks_line(line: str, *, expand: Expand = no_expand) -> tuple[str | None, str | None]:
@@ -612,7 +614,7 @@ def parse_tasks_args(line: str, *, expand: Expand = no_expand) -> TasksArgs:
     words = [expand(w) for w in split_words(line)]
     names = [w for w in words if not w.startswith("-")]
     values: dict[str, str] = {}
-    flags = {"--resume": False, "--clear": False, "--history": False}
+    flags = {"--resume": False, "--clear": False, "--history": False, "--sweeps": False}
     i = 0
     while i < len(words):
         word = words[i]
@@ -624,7 +626,7 @@ def parse_tasks_args(line: str, *, expand: Expand = no_expand) -> TasksArgs:
             if option is None:
                 raise ArgumentError(
                     f"%mcp_tasks: unknown option {key!r} "
-                    "(options: --status S, --history, --resume, --clear, --export PATH)"
+                    "(options: --status S, --history, --resume, --clear, --export PATH, --sweeps)"
                 )
             if eq:
                 value = inline
@@ -641,9 +643,9 @@ def parse_tasks_args(line: str, *, expand: Expand = no_expand) -> TasksArgs:
     if len(names) > 1:
         raise ArgumentError(f"%mcp_tasks: expected at most one server name, got {' '.join(names)}")
     board = "--status" in values or flags["--history"]
-    if flags["--resume"] + flags["--clear"] + ("--export" in values) + board > 1:
+    if flags["--resume"] + flags["--clear"] + ("--export" in values) + board + flags["--sweeps"] > 1:
         raise ArgumentError(
-            "%mcp_tasks: give one of --status S (with --history), --resume, --clear, --export PATH"
+            "%mcp_tasks: give one of --status S (with --history), --resume, --clear, --export PATH, --sweeps"
         )
     return TasksArgs(
         names[0] if names else None,
@@ -652,6 +654,7 @@ def parse_tasks_args(line: str, *, expand: Expand = no_expand) -> TasksArgs:
         flags["--clear"],
         values.get("--export"),
         flags["--history"],
+        flags["--sweeps"],
     )
 
 

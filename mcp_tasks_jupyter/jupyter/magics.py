@@ -365,8 +365,8 @@ class MCPMagics(Magics):
         page; tick rows to cancel them, or cancel every running one. NAME and S only pre-select
         the board's filters.
 
-        Usage: ``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH``, S one
-        of working, input_required, completed, failed, cancelled, expired, lost.
+        Usage: ``%mcp_tasks [NAME] [--status S] [--history] | --resume | --clear | --export PATH | --sweeps``,
+        S one of working, input_required, completed, failed, cancelled, expired, lost.
 
         ``--history`` show the history at first.
 
@@ -376,6 +376,8 @@ class MCPMagics(Magics):
                       longer knows are marked lost (or expired) in the index, saying why.
         ``--clear``   remove the finished tasks' records from the task index (SEP-1686 servers are
                       also asked to delete them).
+        ``--sweeps``  list the task index's sweeps (``%mcp_map`` batches; of server NAME) with their items'
+                      counts by state: an unfinished one resumes with ``%mcp_map --resume SWEEP_ID``.
         ``--export PATH``  write the provenance of this kernel's tasks and this notebook's recorded
                       ones (of server NAME) to PATH: JSON Lines, or CSV for ``.csv``
                       (``mcp_tasks_jupyter.exports.provenance``).
@@ -396,6 +398,9 @@ class MCPMagics(Magics):
             and all(h.server != server for h in runtime.handles)
         ):
             raise UsageError(f"%mcp_tasks: no server named {server!r} is connected{runtime.connected_summary()}")
+        if args.sweeps:
+            self._sweeps(server)
+            return None
         if args.export is not None:
             count = export_notebook(runtime.handles, runtime.task_index(), args.export, server=server)
             print(f"exported the provenance of {count} task{'' if count == 1 else 's'} to {args.export}")
@@ -412,6 +417,25 @@ class MCPMagics(Magics):
             return None
         display.show_board(runtime.handles, server=server, status=status, history=args.history)
         return None
+
+    def _sweeps(self, server: str | None) -> None:
+        from ..running.sweep import listing
+
+        index = self.runtime.task_index()
+        if index is None:
+            raise UsageError("%mcp_tasks --sweeps: there is no task index (MTJ_INDEX=off)")
+        target = self.runtime.clients[server].target if server in self.runtime.clients else None
+        found = listing(index, target)
+        if not found:
+            print(f"no sweeps recorded in {index.describe()}")
+        for one in found:
+            counts = ", ".join(f"{n:,} {state}" for state, n in sorted(one.counts.items()))
+            state = "finished" if one.sweep.finished_at is not None else "unfinished"
+            again = f", {one.sent_again:,} sent again" if one.sent_again else ""
+            print(
+                f"{one.sweep.id}  {one.sweep.tool} on {one.sweep.server_name}: {one.sweep.total:,} items "
+                f"({counts}{again}), {state}"
+            )
 
     def _resume(self, server: str | None) -> None:
         try:

@@ -159,9 +159,9 @@ class Batch(Sequence[TaskHandle]):
             if early is not None and early.handle is not None:
                 handle = early.handle
                 _BATCH_OF[handle] = self.id
-                if handle.done():
-                    self._before.add(handle)
-                else:
+                if not early.attached:
+                    self._before.add(handle)  # ended before: its record holds it
+                elif not handle.done():
                     self._sent.add(handle)  # re-attached: it runs, and counts against the limit
             else:
                 hit = cached(args) if cached is not None else None

@@ -84,6 +84,8 @@ class Earlier:
     handle: TaskHandle | None = None
     note: str | None = None
     elsewhere: bool = False
+    #: ``handle`` was re-attached (it may end before the batch is made: its end is still to be recorded).
+    attached: bool = False
 
 
 @dataclass
@@ -116,6 +118,8 @@ class SweepRun:
         self._beat: asyncio.TimerHandle | None = None
         self._closed = False
         self._writes: set[asyncio.Future[Any]] = set()
+        #: Places whose end was marked (a later "sent" never takes it back).
+        self._ended: set[int] = set()
 
     # -- claims ------------------------------------------------------------------------------------
 
@@ -145,9 +149,13 @@ class SweepRun:
     # -- marks -------------------------------------------------------------------------------------
 
     def sent(self, position: int, handle: TaskHandle) -> None:
-        self._mark(position, {"state": store.SENT, "task_id": handle.task_id, "record": handle.index_row})
+        sets = {"state": store.SENT, "task_id": handle.task_id, "record": handle.index_row}
+        if position in self._ended:  # its end was heard first (a call the server answered at once)
+            del sets["state"]
+        self._mark(position, sets)
 
     def ended(self, position: int, handle: TaskHandle) -> None:
+        self._ended.add(position)
         record = handle.index_row if handle.index_row is not None else handle.cached_from
         self._mark(
             position, {"state": store.ENDED, "task_id": handle.task_id, "record": record, "status": handle.status}
@@ -428,7 +436,7 @@ async def _resumed(
         else:
             control_of(handle).resumed_from(0, items[row.position], None)
             lifecycle.record(handle)
-        earlier[row.position] = Earlier(handle=handle)
+        earlier[row.position] = Earlier(handle=handle, attached=True)
         counts["reattached"] += 1
 
     await asyncio.gather(*(check(row) for row in checks))

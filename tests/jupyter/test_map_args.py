@@ -77,3 +77,11 @@ def test_resume_and_restart_are_read():
     assert (named.resume, named.tool, named.server, named.limit_given) == ("1a2b3c4d5e6f", "", None, False)
     with pytest.raises(ArgumentError, match="not both"):
         parse_map_line("--resume --restart demo:research --over xs")
+
+
+def test_mcp_tasks_sweeps_is_read():
+    from mcp_tasks_jupyter.jupyter.magic_args import parse_tasks_args
+
+    assert parse_tasks_args("--sweeps").sweeps is True and parse_tasks_args("").sweeps is False
+    with pytest.raises(ArgumentError, match="give one of"):
+        parse_tasks_args("--sweeps --resume")

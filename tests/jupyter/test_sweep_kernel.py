@@ -64,6 +64,11 @@ def test_a_killed_kernel_s_sweep_resumes_in_a_new_kernel_in_order_and_once(tmp_p
             labels = kernel.value("[r.structured['label'] for r in res]", timeout=WAIT)
             assert labels == [f"i{i}" for i in range(SIZE)]
             assert f"resumed sweep {sweep}" in kernel.value("repr(b.view().resumed)")
+            kernel.run("import time; time.sleep(0.5)")  # the sweep's last marks land
+            listed = kernel.run("%mcp_tasks --sweeps").stdout
+            assert f"{sweep}  slow_compute on web: 2,000 items (2,000 ended" in listed and "finished" in listed, (
+                listed
+            )
     calls: collections.Counter[str] = collections.Counter(
         json.loads(line.partition("\t")[2])["label"] for line in counts.read_text().splitlines()
     )
