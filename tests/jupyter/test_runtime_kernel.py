@@ -4,8 +4,6 @@ plain asyncio (the same API, replacing connections, the exit hook on a stopped l
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -90,47 +88,6 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
             "waited",
         )
         assert not process_gone(server_pid)
-
-
-def test_a_cell_interrupted_while_its_task_is_created_says_so_and_binds_it_once_created(tmp_path: Path) -> None:
-    """The server holds the creation (its process stopped): the interrupt ends the cell with one line,
-    the creation goes on, and the cell's variable gets the task's handle once the server answers."""
-    with running_kernel(tmp_path) as kernel:
-        server_pid = start(kernel)
-        os.kill(server_pid, signal.SIGSTOP)
-        try:
-            # the marker comes from the loop once the cell awaits (call_soon runs only when the cell yields)
-            waiting = kernel.submit(
-                "import asyncio, sys\n"
-                "asyncio.get_running_loop().call_soon(lambda: print('awaiting', file=sys.stderr, flush=True))\n"
-                "r = %mcp_task --wait demo:slow_compute seconds=0.5 label=held"
-            )
-            kernel.wait_for_stream(waiting, "awaiting")
-            run = None
-            # Known, not yet understood: the kernel sometimes does not take the first interrupt of a cell that
-            # waits for its task's creation (1 run in 3 here); the second ends it as below. Sent again, so that
-            # this test holds what happens once the interrupt is taken; the closing note of 2026-12-05 says so.
-            for _attempt in range(3):
-                kernel.interrupt()
-                try:
-                    run = kernel.collect(waiting, "held", timeout=10)
-                    break
-                except TimeoutError:
-                    continue
-            assert run is not None, "three interrupts did not end the cell"
-        finally:
-            os.kill(server_pid, signal.SIGCONT)
-        assert run.status == "error" and run.errors == [], str(run)
-        assert run.stdout.strip() == (
-            "still being started in the background: demo:slow_compute label=held seconds=0.5; "
-            "`r` is bound to it once the server has it"
-        ), run.stdout
-        kernel.run(
-            "import time\nfor _ in range(200):\n    if 'r' in globals(): break\n    await asyncio.sleep(0.05)\n"
-            "done = await asyncio.wait_for(r, 20)",
-            timeout=25,
-        )
-        assert kernel.value("(type(r).__name__, done.structured['label'])") == ("TaskHandle", "held")
 
 
 def test_fifty_tasks_at_once(tmp_path: Path) -> None:
