@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConnectionFailed, HTTPStatusError, MCPError, ProtocolError, RequestTimeout, SessionExpired
 from ..protocol.versions import LATEST
+from .listeners import tell
 
 if TYPE_CHECKING:
     from .session import Session
@@ -172,11 +173,7 @@ class Reconnection:
             return False
 
     def _changed(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener()
-            except Exception:
-                log.exception("connection listener failed")
+        tell(self._listeners, what="connection")
 
 
 def _refused(exc: MCPError) -> bool:

@@ -37,6 +37,7 @@ from ..release import __version__
 from ..transport.base import Transport
 from .background import Background
 from .deadlines import Deadlines
+from .listeners import tell
 from .reconnection import Reconnection
 from .server_requests import ServerRequests
 
@@ -367,11 +368,7 @@ class Session:
         raise AssertionError("unreachable")
 
     def _channel_changed(self) -> None:
-        for listener in list(self._channel_listeners):
-            try:
-                listener()
-            except Exception:
-                log.exception("push channel listener failed")
+        tell(self._channel_listeners, what="push channel")
 
     async def request_complete(
         self,
@@ -517,11 +514,7 @@ class Session:
         if self.closed_error is None:
             self.closed_error = exc
         self._fail_all(exc)
-        for listener in list(self._lost_listeners):
-            try:
-                listener(exc)
-            except Exception:  # a listener's bug must not hide the loss from the others
-                log.exception("connection-lost listener failed")
+        tell(self._lost_listeners, exc, what="connection-lost")
 
     def _fail_all(self, exc: MCPError) -> None:
         for future, _method in list(self._pending.values()):
