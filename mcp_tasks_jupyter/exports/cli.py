@@ -58,6 +58,7 @@ from ..release import __version__
 from ..tasks.status import FINISHED, STATUSES
 from ..views.labels import arguments_label
 from .crate import NO_LICENSE, is_crate_path, write_crate
+from .crate_sweeps import sweeps_of
 from .provenance import export, matching, provenance_row, records
 
 if TYPE_CHECKING:
@@ -389,9 +390,11 @@ def _export(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
         return 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # said below, in the command's words
+        chosen = records(wanted, index=index)
         written = write_crate(
-            records(wanted, index=index),
+            chosen,
             crate,
+            sweeps=sweeps_of(index, chosen),
             license=args.license,
             name=args.name,
             description=args.description,

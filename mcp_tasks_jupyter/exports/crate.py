@@ -24,7 +24,9 @@ study's MCP tasks are. ``mtj.export(what, "study.crate")`` writes a directory, `
 - the notebooks the tasks came from, as files of the crate (``notebooks/``) where they are on this
   machine, and for a headless run (``index/notebook_run.py``) its own ``CreateAction``: papermill's,
   with the input notebook and its parameters (from the output notebook's ``metadata.papermill``,
-  redacted) as its object and the output notebook as its result.
+  redacted) as its object and the output notebook as its result;
+- each ``client.map`` / ``%mcp_map`` sweep the tasks belong to as one ``OrganizeAction`` whose object is
+  its items' actions, in order, and whose result lists every item (``crate_sweeps.py``).
 
 File names are ours: a record's id, a counter, a notebook's own file name made safe; nothing a server
 sends names a file, and every file stays inside the crate's folder. Every string in the crate goes
@@ -43,7 +45,7 @@ import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +60,7 @@ from ..protocol.task_state import COMPLETED
 from ..redact import redact_arguments, safe_url, scrub_data
 from ..release import __version__
 from ..tasks.status import FINISHED
+from .crate_sweeps import RecordedSweep, sweep_actions
 
 PROCESS_RUN_CRATE = "https://w3id.org/ro/wfrun/process/0.5"
 RO_CRATE = "https://w3id.org/ro/crate/1.1"
@@ -103,10 +106,12 @@ def write_crate(
     name: str | None = None,
     description: str | None = None,
     publisher: str | None = None,
+    sweeps: Sequence[RecordedSweep] = (),
 ) -> CrateWritten:
     """Write ``records`` as an RO-Crate at ``path`` (``.zip``: a zip, else a directory; see the module
-    docstring). Raises UsageError when it cannot be written (the ``rocrate`` library missing, a path
-    that is a non-empty directory which is no crate, a write that fails)."""
+    docstring), with ``sweeps`` (``crate_sweeps.sweeps_of``) as actions over their items' actions. Raises
+    UsageError when it cannot be written (the ``rocrate`` library missing, a path that is a non-empty
+    directory which is no crate, a write that fails)."""
     try:
         from rocrate.rocrate import ROCrate  # type: ignore[import-untyped]
     except ImportError:
@@ -117,8 +122,8 @@ def write_crate(
     license = license or _setting_license()
     crate = ROCrate(version="1.1")
     crate.metadata.extra_terms.update(EXTRA_TERMS)
-    graph = _Graph(crate)
-    graph.build(chosen, license=license, name=name, description=description, publisher=publisher)
+    graph = CrateGraph(crate)
+    graph.build(chosen, license=license, name=name, description=description, publisher=publisher, sweeps=sweeps)
     target = Path(path)
     missing = () if license else ("license",)
     try:
@@ -182,7 +187,7 @@ def _safe_file_name(path: str, fallback: str) -> str:
     return cleaned[:100] if cleaned else fallback
 
 
-class _Graph:
+class CrateGraph:
     """The crate's entities, made once each (servers, tools, people by their ids)."""
 
     def __init__(self, crate: Any) -> None:
@@ -226,6 +231,7 @@ class _Graph:
         name: str | None,
         description: str | None,
         publisher: str | None,
+        sweeps: Sequence[RecordedSweep],
     ) -> None:
         root = self.crate.root_dataset
         notebooks = sorted({r.notebook for r in records if r.notebook})
@@ -254,6 +260,9 @@ class _Graph:
         if publisher:
             root["publisher"] = self.organization(publisher)
         actions = [self.task_action(r, p) for r, p in zip(records, people, strict=True)]
+        by_record = {r.id: a for r, a in zip(records, actions, strict=True)}
+        agents = {r.id: p for r, p in zip(records, people, strict=True)}
+        actions += sweep_actions(self, sweeps, by_record, agents, _iso)
         actions += self.notebook_actions(records)
         root["mentions"] = _one_or_list(actions)
 

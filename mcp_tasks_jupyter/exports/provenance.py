@@ -306,11 +306,18 @@ def export(
     its root's), else JSON Lines or CSV (by extension). Returns the number of tasks written. See
     :mod:`mcp_tasks_jupyter.exports.provenance` for the columns."""
     from .crate import is_crate_path, write_crate
+    from .crate_sweeps import sweeps_of
 
     if is_crate_path(path):
         chosen = records(what, index=index)
         written = write_crate(
-            chosen, Path(path), license=license, name=name, description=description, publisher=publisher
+            chosen,
+            Path(path),
+            license=license,
+            name=name,
+            description=description,
+            publisher=publisher,
+            sweeps=sweeps_of(index or default_index(), chosen),
         )
         return written.tasks
     return write(rows(what, index=index), path)

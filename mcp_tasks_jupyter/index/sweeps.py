@@ -452,6 +452,23 @@ def find(
     return _sweep(rows[0]) if rows else None
 
 
+def containing(database: IndexBackend, db: Any, records: Iterable[int]) -> list[tuple[SweepRow, list[ItemRow]]]:
+    """The sweeps any of ``records`` (task records' ids) is an item of, oldest first, each with all its
+    items in order (what an export tells of a sweep)."""
+    wanted = set(records)
+    found = {
+        sweep
+        for sweep, record in database.execute(
+            db, "SELECT sweep, record FROM sweep_items WHERE record IS NOT NULL"
+        ).fetchall()
+        if record in wanted
+    }
+    if not found:
+        return []
+    rows = database.execute(db, f"SELECT {_SWEEP_COLUMNS} FROM sweeps ORDER BY created_at").fetchall()
+    return [(s, items(database, db, s.id)) for s in map(_sweep, rows) if s.id in found]
+
+
 def listing(database: IndexBackend, db: Any, target: str | None = None) -> list[SweepCounts]:
     """Every sweep (on ``target``), newest first, with its items' counts by state."""
     where, params = ("WHERE s.target = ?", (target,)) if target else ("", ())
@@ -488,6 +505,7 @@ __all__ = [
     "SweepRow",
     "SweepStore",
     "claim",
+    "containing",
     "find",
     "holds_secret",
     "items_key",

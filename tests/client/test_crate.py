@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import json
+import time
+import uuid
 import warnings
 import zipfile
 from pathlib import Path
@@ -16,7 +18,9 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.exports.cli import main
+from mcp_tasks_jupyter.index import sweeps
 from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
+from mcp_tasks_jupyter.running.sweep import LOST_NOTE
 
 SERVER = ServerIdentity(
     "lab",
@@ -135,3 +139,77 @@ def test_the_command_line_writes_a_crate(index: TaskIndex, tmp_path: Path) -> No
         main([*where, "export"], out=io.StringIO(), err=err) == 1
         and "give PATH, or --ro-crate PATH" in err.getvalue()
     )
+
+
+def _a_sweep(index: TaskIndex, outcomes: list[tuple[str, str | None]], *, finished: bool) -> str:
+    """A sweep of ``slow`` recorded as ``client.map`` records one: an item per outcome (its status, or None:
+    still queued), each ended item with its own task record; the index's public sweep store writes it."""
+    store = sweeps.SweepStore(index.location, index.describe())
+    owner, ident, now = sweeps.new_owner(), f"sw-{uuid.uuid4().hex[:8]}", time.time()
+    row = sweeps.SweepRow(
+        ident, "lab", SERVER.target, "slow", "k", len(outcomes), 2, None, None, "res", now, now, None
+    )
+    listed = [(json.dumps({"n": n, "token": "<redacted>"}), f"k{n}") for n in range(len(outcomes))]
+    try:
+        store.now(sweeps.record_sweep, row, listed, owner)
+        changes = []
+        for n, (status, note) in enumerate(outcomes):
+            if status is None:
+                continue
+            record = index.add(SERVER, "slow", {"n": n, "token": "t-0123456789"}, task_id=f"s{n}")
+            assert record is not None
+            index.update(
+                record, task_id=f"s{n}", status=status, status_message=None, finished_at=now + n, result=None
+            )
+            changes.append(
+                (n, {"state": "ended", "task_id": f"s{n}", "record": record, "status": status, "note": note})
+            )
+        store.now(sweeps.claim, ident, owner, [n for n, _ in changes])
+        store.now(sweeps.mark, ident, owner, changes)
+        store.now(sweeps.finish, ident, owner, finished)
+    finally:
+        store.close()
+    index.flush()
+    return ident
+
+
+def test_a_sweep_is_one_action_over_its_items_actions_in_order(index: TaskIndex, tmp_path: Path) -> None:
+    ident = _a_sweep(index, [("completed", None), ("error", LOST_NOTE), (None, None)], finished=False)
+    crate = tmp_path / "sweep.crate"
+    mtj.export({"tool": "slow"}, crate, index=index, license="CC0-1.0")
+    entities = graph(crate)
+    sweep = entities[f"#sweep-{ident}"]
+    assert (
+        sweep["@type"] == "OrganizeAction"
+        and sweep["name"] == "a sweep of slow on lab: 3 items, at most 2 at once"
+    )
+    parts = [entities[p["@id"]]["name"] for p in sweep["object"]]
+    assert parts == ["slow on lab (task s0)", "slow on lab (task s1)"]  # its parts, in the sweep's order
+    assert "actionStatus" not in sweep and "endTime" not in sweep  # one item is still queued: nothing claimed
+    assert "1 sent again: the server no longer had its task" in sweep["description"]
+    assert entities[sweep["instrument"]["@id"]]["name"] == "mcp-tasks-jupyter"
+    assert {"@id": sweep["@id"]} in entities["./"]["mentions"]
+    plan = json.loads((crate / sweep["result"]["@id"]).read_text())
+    assert [(i["position"], i["state"], i["action"]) for i in plan["items"]] == [
+        (0, "ended", sweep["object"][0]["@id"]),
+        (1, "ended", sweep["object"][1]["@id"]),
+        (2, "queued", None),
+    ]
+    assert b"t-0123456789" not in b"".join(p.read_bytes() for p in crate.rglob("*") if p.is_file())
+
+
+def test_a_finished_sweep_claims_completed_only_when_every_item_completed(
+    index: TaskIndex, tmp_path: Path
+) -> None:
+    _a_sweep(index, [("completed", None), ("cancelled", None), ("error", None)], finished=True)
+    mtj.export({"tool": "slow"}, tmp_path / "a.crate", index=index, license="CC0-1.0")
+    [failed] = [e for e in graph(tmp_path / "a.crate").values() if e["@type"] == "OrganizeAction"]
+    assert failed["actionStatus"] == SCHEMA + "FailedActionStatus" and failed["endTime"].endswith("+00:00")
+    assert failed["error"] == "not every item completed: 1 cancelled, 1 completed, 1 error"
+    _a_sweep(index, [("completed", None), ("completed", None)], finished=True)
+    mtj.export({"tool": "slow"}, tmp_path / "b.crate", index=index, license="CC0-1.0")
+    done = [e for e in graph(tmp_path / "b.crate").values() if e["@type"] == "OrganizeAction"]
+    assert [d.get("actionStatus") for d in done] == [
+        SCHEMA + "FailedActionStatus",
+        SCHEMA + "CompletedActionStatus",
+    ]

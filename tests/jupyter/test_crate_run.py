@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -45,6 +46,9 @@ async def _tasks_on_the_demo(url: str) -> None:
         await asyncio.wait_for(mtj.gather(stopped, return_exceptions=True), WAIT)
         statuses = [h.status for h in (done, broken, declined, stopped)]
         assert statuses == ["completed", "error", "declined", "cancelled"]
+        grid = [{"seconds": 0.05, "steps": 1, "label": f"grid-{n}"} for n in range(3)]
+        swept = await client.map("slow_compute", grid, limit=2)
+        assert [r.structured["label"] for r in await swept.gather(timeout=WAIT)] == ["grid-0", "grid-1", "grid-2"]
 
 
 async def _a_secret_argument(secret: str) -> None:
@@ -87,9 +91,9 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
             await _a_secret_argument(secret)
             output = await asyncio.to_thread(_papermill, url, tmp_path)
         crate = tmp_path / "study.crate"
-        assert mtj.export(None, crate, license="CC-BY-4.0", publisher=ROR) == len(TaskIndex().records()) == 6
+        assert mtj.export(None, crate, license="CC-BY-4.0", publisher=ROR) == len(TaskIndex().records()) == 9
         zipped = tmp_path / "study.crate.zip"
-        assert mtj.export(None, zipped, license="CC-BY-4.0", publisher=ROR) == 6
+        assert mtj.export(None, zipped, license="CC-BY-4.0", publisher=ROR) == 9
     finally:
         mtj.set_author()
 
@@ -104,7 +108,16 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
         by_tool.setdefault(graph[action["instrument"]["@id"]]["name"], []).append(action)
     [broken] = by_tool["failing_job"]
     assert broken["actionStatus"] == SCHEMA + "FailedActionStatus" and "the gauge is broken" in broken["error"]
-    done, stopped = sorted(by_tool["slow_compute"], key=lambda a: "cancelled" in a["description"])
+    [sweep] = _by_type(graph, "OrganizeAction")  # the sweep: one action, its three items' actions its parts
+    items = [graph[i] for i in _ids(sweep["object"])]
+    labels = [json.loads(graph[i["result"][1]["@id"]]["value"])["label"] for i in items]
+    assert labels == [f"grid-{n}" for n in range(3)]  # in the sweep's order
+    assert sweep["actionStatus"] == SCHEMA + "CompletedActionStatus" and sweep["endTime"] >= sweep["startTime"]
+    assert sweep["name"] == "a sweep of slow_compute on " + items[0]["name"].split(" on ")[1].split(" (")[0] + (
+        ": 3 items, at most 2 at once"
+    )
+    singles = [a for a in by_tool["slow_compute"] if a not in items]
+    done, stopped = sorted(singles, key=lambda a: "cancelled" in a["description"])
     assert done["actionStatus"] == SCHEMA + "CompletedActionStatus" and "error" not in done
     assert stopped["actionStatus"] == SCHEMA + "FailedActionStatus" and "cancelled" in stopped["description"]
     assert graph[stopped["result"]["@id"]]["value"] == "cancelled"  # no result: the outcome says why
@@ -121,7 +134,8 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
     root = graph["./"]
     assert root["license"] == {"@id": "https://spdx.org/licenses/CC-BY-4.0"}
     assert root["conformsTo"] == {"@id": "https://w3id.org/ro/wfrun/process/0.5"}
-    assert set(_ids(root["mentions"])) == {a["@id"] for a in _by_type(graph, "CreateAction")}
+    actions = _by_type(graph, "CreateAction") + _by_type(graph, "OrganizeAction")
+    assert set(_ids(root["mentions"])) == {a["@id"] for a in actions}
     # results: files named by us, inside the crate, their hashes true
     files = [e for e in _by_type(graph, "File")]
     for entity in files:
