@@ -7,8 +7,8 @@ study's MCP tasks are. ``mtj.export(what, "study.crate")`` writes a directory, `
 
 - the root dataset: a name and a description, ``datePublished``, the ``license`` when one is given
   (``license=`` or ``--license``, else the ``"license"`` of the setting file ``index/author.py`` reads;
-  RO-Crate 1.1 requires one, so without it :func:`write_crate` says so), ``conformsTo`` the profile
-  (the metadata descriptor conforms to RO-Crate 1.1), the ``author`` and ``publisher`` when known,
+  RO-Crate 1.1 requires one, so without it :func:`write_crate` says so), ``conformsTo`` both profiles
+  (Process Run Crate 0.5 and RO-Crate 1.1, which the metadata descriptor names too), the ``author`` and ``publisher`` when known,
   ``mentions`` every action, ``hasPart`` every file;
 - one ``CreateAction`` per task (``#task-RECORD``): ``instrument`` the tool as a ``SoftwareApplication``
   (``#tool-N``), part of its server's (``#server-N``, the name and version the server reported);
@@ -244,9 +244,10 @@ class CrateGraph:
             f"{__version__} and exported from its task index."
         )
         root["datePublished"] = datetime.now(UTC).isoformat(timespec="seconds")
-        root["conformsTo"] = self.add(
-            PROCESS_RUN_CRATE, {"@type": "CreativeWork", "name": "Process Run Crate", "version": "0.5"}
-        )
+        root["conformsTo"] = [
+            self.add(PROCESS_RUN_CRATE, {"@type": "CreativeWork", "name": "Process Run Crate", "version": "0.5"}),
+            self.add(RO_CRATE, {"@type": "CreativeWork", "name": "RO-Crate", "version": "1.1"}),
+        ]
         if license:
             entity = license_entity(license)
             root["license"] = self.add(entity.pop("@id"), entity)

@@ -133,7 +133,10 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
     assert person["name"] == "Josiah Carberry" and person["affiliation"] == {"@id": ROR}
     root = graph["./"]
     assert root["license"] == {"@id": "https://spdx.org/licenses/CC-BY-4.0"}
-    assert root["conformsTo"] == {"@id": "https://w3id.org/ro/wfrun/process/0.5"}
+    assert root["conformsTo"] == [
+        {"@id": "https://w3id.org/ro/wfrun/process/0.5"},
+        {"@id": "https://w3id.org/ro/crate/1.1"},
+    ]
     actions = _by_type(graph, "CreateAction") + _by_type(graph, "OrganizeAction")
     assert set(_ids(root["mentions"])) == {a["@id"] for a in actions}
     # results: files named by us, inside the crate, their hashes true
