@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .exports.frames import to_dataframe
     from .exports.provenance import export, read_export
     from .index.author import Author, set_author
+    from .jupyter.widgets.app_widget import redraw_app
     from .oauth import OAuth, TokenStore, finish_sign_in
     from .protocol.task_state import TaskState
     from .protocol.types import Tool
@@ -90,6 +91,7 @@ _LAZY = {
     "to_dataframe": ".exports.frames",
     "Author": ".index.author",
     "set_author": ".index.author",
+    "redraw_app": ".jupyter.widgets.app_widget",
 }
 
 
@@ -159,6 +161,7 @@ __all__ = [
     "finish_sign_in",
     "gather",
     "read_export",
+    "redraw_app",
     "set_author",
     "to_dataframe",
 ]

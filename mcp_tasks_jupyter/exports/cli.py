@@ -292,7 +292,7 @@ def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
         [
             short.get(r.id, str(r.id)),
             r.server_name,
-            r.tool,
+            _tool_cell(r, short),
             arguments_label(r.arguments, LIST_ARGUMENT_CHARS) or "-",
             r.status,
             _when(r.started_at or r.recorded_at),
@@ -308,6 +308,14 @@ def _list(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
             "  ".join(plain(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out
         )
     return 0
+
+
+def _tool_cell(record: TaskRecord, short: dict[int, str]) -> str:
+    """The tool, marked when it drew an MCP Apps view (``[view]``) or a view started it (``<- view of ID``)."""
+    if record.started_by is not None:
+        whose = record.started_by.record
+        return f"{record.tool} <- view of {short.get(whose, str(whose)) if whose is not None else '?'}"
+    return f"{record.tool} [view]" if record.app_view is not None else record.tool
 
 
 def short_ids(ids: Iterable[int]) -> dict[int, str]:

@@ -8,8 +8,10 @@ is a list of records (mappings) or a mapping holding exactly one such list (``{"
 
 ``tasks_frame(handles)`` (``mcp_tasks_jupyter.to_dataframe``): one row per task, in order, with the
 columns :data:`TASK_COLUMNS`, then one column per argument (named after it; ``arg.NAME`` where that
-name is already a column), then, for a result whose structured content is a mapping, one column per
-field holding a plain value (text, number, boolean, null; ``result.NAME`` where the name is taken).
+name is already a column; ``app_view``, ``view_calls``, ``started_by_view`` and ``started_by_record`` say
+what an MCP Apps view did, ``index/view_record.py``), then, for a result whose structured content is a
+mapping, one column per field holding a plain value (text, number, boolean, null; ``result.NAME`` where the
+name is taken).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ TASK_COLUMNS = (
     "summary",
     "task_id",
     "cached",
+    "app_view",
+    "view_calls",
+    "started_by_view",
+    "started_by_record",
 )
 #: Characters of a result summary.
 SUMMARY_CHARS = 120
@@ -71,6 +77,11 @@ def task_row(handle: TaskHandle) -> dict[str, Any]:
         "summary": summary,
         "task_id": handle.task_id,
         "cached": handle.cached,
+        # MCP Apps: the task's view and how many calls it made; the view that started this task, and its record
+        "app_view": view.get("uri") if (view := handle.app_view) else None,
+        "view_calls": len(view.get("calls") or []) + int(view.get("more") or 0) if view else None,
+        "started_by_view": started.get("view") if (started := handle.started_by) else None,
+        "started_by_record": started.get("record") if started else None,
     }
     for key, value in (handle.arguments or {}).items():
         row[f"arg.{key}" if key in row else key] = value

@@ -10,8 +10,10 @@ question that ended the task ``declined``, never ``completed``) beside the serve
 (``server_status``), its message and the error, the result's SHA-256 and size (of its canonical JSON:
 sorted keys, no spaces, UTF-8, as the index stores it), the notebook it came from, and who started it
 (``username``, ``hostname``) and, when they named themselves, the person (``author``: ``name``,
-``orcid``, ``affiliation``; ``index/author.py``). A cached handle exports the record whose result it
-reused, with ``cached`` true.
+``orcid``, ``affiliation``; ``index/author.py``); a task that drew an MCP Apps view names it and what it
+called (``app_view``: ``uri``, ``calls``, ``more``), and a task a view started names that view
+(``started_by``: ``view``, ``tool``, ``record``, ``task_id``; both as ``index/view_record.py`` keeps them).
+A cached handle exports the record whose result it reused, with ``cached`` true.
 
 ``export(what, path)``: ``what`` is handles (or records), or a filter (``{"status": ..., "server":
 ..., "notebook": ..., "tool": ...}``, None for every record). ``.csv`` writes CSV (lists and mappings
@@ -75,7 +77,11 @@ COLUMNS = (
     "username",
     "hostname",
     "author",
+    "app_view",
+    "started_by",
 )
+#: The columns that hold lists or mappings (JSON text in CSV).
+STRUCTURED = ("arguments", "questions", "author", "app_view", "started_by")
 #: The keys a filter may hold.
 FILTER_KEYS = ("status", "server", "notebook", "tool", "user")
 
@@ -154,6 +160,8 @@ def provenance_row(record: TaskRecord, *, cached: bool = False) -> dict[str, Any
         "username": record.username,
         "hostname": record.hostname,
         "author": author_data(record.author),
+        "app_view": record.app_view.as_data() if record.app_view is not None else None,
+        "started_by": record.started_by.as_data() if record.started_by is not None else None,
     }
     return dict(scrub_data(row))  # a secret registered in this process never leaves it
 
@@ -196,6 +204,8 @@ def handle_row(handle: TaskHandle) -> dict[str, Any]:
         result_bytes=size,
         out_var=handle.out_var,
         author=author_data(current_author()),
+        app_view=handle.app_view,
+        started_by=handle.started_by,
     )
     return dict(scrub_data(row))
 
@@ -356,7 +366,7 @@ def read_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         out = []
         for row in csv.DictReader(text.splitlines()):
             parsed: dict[str, Any] = dict(row)
-            for key in ("arguments", "questions", "author"):
+            for key in STRUCTURED:
                 if parsed.get(key):
                     parsed[key] = json.loads(parsed[key])
             out.append(parsed)

@@ -35,7 +35,10 @@ log = logging.getLogger(__name__)
 #: 6: sweeps (``client.map`` / ``%mcp_map`` batches, ``sweeps.py``) and their items, so that a sweep
 #: outlives its kernel: the tables :data:`SWEEP_TABLES`, made by the schema (``CREATE ... IF NOT EXISTS``)
 #: beside ``tasks``, which they leave as it is.
-SCHEMA_VERSION = 6
+#: 7: MCP Apps views (``view_record.py``): ``app_view`` (JSON text: the view's resource URI and what it
+#: called, bounded, arguments redacted) on a task that drew one, ``started_by`` (JSON text: the view, its
+#: tool and the record of its task) on a task a view started; empty for older rows.
+SCHEMA_VERSION = 7
 
 #: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
 #: ``copy.py`` copies them all).
@@ -71,6 +74,8 @@ COLUMNS = (
     ("pid", "INTEGER"),
     ("author", "TEXT"),
     ("notebook_run", "TEXT"),
+    ("app_view", "TEXT"),
+    ("started_by", "TEXT"),
 )
 
 #: The columns version 3 added, with their types (ALTER TABLE adds them to an older table).
@@ -83,6 +88,8 @@ ADDED_IN_3 = tuple(
 ADDED_IN_4 = tuple(column for column in COLUMNS if column[0] in ("server_status", "username", "hostname", "pid"))
 #: The columns version 5 added.
 ADDED_IN_5 = tuple(column for column in COLUMNS if column[0] in ("author", "notebook_run"))
+#: The columns version 7 added.
+ADDED_IN_7 = tuple(column for column in COLUMNS if column[0] in ("app_view", "started_by"))
 
 #: Version 6: a sweep (one row), its items (one row each, in order, with the state each is in and which
 #: runner may send it: ``sweeps.py`` says how they are written and claimed) and the runners that hold items
@@ -277,7 +284,7 @@ def migrate(db: sqlite3.Connection) -> None:
             if version < 2:
                 db.execute("UPDATE tasks SET args_key = '' WHERE args_key != ''")
             present = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
-            for column, kind in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5):
+            for column, kind in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5, *ADDED_IN_7):
                 if column not in present:
                     db.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
             if version < 4:

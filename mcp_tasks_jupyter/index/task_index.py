@@ -67,6 +67,7 @@ from .backend import IndexBackend
 from .database import SCHEMA_VERSION, IndexDatabase
 from .location import IndexLocation, parse_location
 from .notebook_run import NotebookRun, notebook_run
+from .view_record import StartedBy, ViewRecord
 from .writes import WriteQueue, flush_kept_for, read_timeout_ms, running_loop
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ _COLUMNS = (
     "id, server_name, target, tool, arguments, task_id, notebook, out_var, created_at, ttl_ms, status, "
     "status_message, result, transport, protocol, dialect, server_software, server_version, started_at, "
     "finished_at, questions, error, recorded_at, updated_at, server_status, username, hostname, pid, author, "
-    "notebook_run"
+    "notebook_run, app_view, started_by"
 )
 
 
@@ -145,6 +146,10 @@ class TaskRecord:
     #: The headless run (papermill, nbconvert, nbclient) the task came from: its runner, and papermill's
     #: output notebook (``notebook`` is its input).
     notebook_run: NotebookRun | None = None
+    #: The task's MCP Apps view: its resource URI and what it called (``index/view_record.py``).
+    app_view: ViewRecord | None = None
+    #: The view this task was started from (a ``tools/call`` of a view), and the record of that view's task.
+    started_by: StartedBy | None = None
 
 
 def file_path(location: str | os.PathLike[str]) -> Path:
@@ -475,6 +480,20 @@ class TaskIndex:
             keep=_KEPT_WHEN_NONE,
         )
 
+    def note_view(
+        self, row: int, *, app_view: ViewRecord | None = None, started_by: StartedBy | None = None
+    ) -> None:
+        """What row ``row``'s MCP Apps view called (``app_view``, the whole record each time: the latest
+        wins), or the view that started its task (``started_by``); ``view_record.py`` says what is kept.
+        Never waits long on a running loop, as :meth:`update`."""
+        sets: dict[str, Any] = {}
+        if app_view is not None:
+            sets["app_view"] = scrub_optional(app_view.as_json())
+        if started_by is not None:
+            sets["started_by"] = scrub_optional(started_by.as_json())
+        if sets:
+            self._writes.submit(row, sets=sets)
+
     def mark(self, row: int, status: str, message: str) -> None:
         """End a record without its task (``lost``, ``expired``), saying why in plain words."""
         self._writes.submit(row, sets={"status": status, "status_message": message, "updated_at": time.time()})
@@ -569,6 +588,8 @@ def _record(r: tuple[Any, ...]) -> TaskRecord:
         pid=r[27],
         author=Author.from_json(r[28]),
         notebook_run=NotebookRun.from_json(r[29]),
+        app_view=ViewRecord.from_json(r[30]),
+        started_by=StartedBy.from_json(r[31]),
     )
 
 

@@ -43,7 +43,8 @@ def show_task(handle: TaskHandle, *, compact: bool = False, app: bool = True) ->
 
     A tool with an MCP Apps view (``Tool.ui``) on a connection that draws apps gets its view under the
     task's line, in the same output (``app=False``, ``--no-app``: the plain result only). The saved summary
-    then says the view was shown live (a saved notebook never runs a view by itself).
+    then says the view was shown live (a saved notebook never runs a view by itself) and, when the task has a
+    record in the index, how to draw it again (``mtj.redraw_app(RECORD)``, which the labextension's button runs).
 
     Outside IPython it prints the one-line summary instead.
     """
@@ -86,11 +87,17 @@ def app_output(box: Any, handle: TaskHandle, uri: str) -> dict[str, Any]:
     with a note that the view was shown live (it is never run from a saved notebook)."""
     summary = summary_bundle(handle)
     note = f"an app view ({uri}) was shown live here; run the cell with a kernel to draw it again"
+    row = handle.index_row
+    record = ""
+    if row is not None:
+        # The labextension offers a button that runs this in the notebook's kernel (``savedviews.ts``).
+        note += f", or mtj.redraw_app({row})"
+        record = f" data-mtj-record='{int(row)}'"
     return widget_output(
         box,
         {
             "text/plain": f"{summary['text/plain']}\n  {note}",
-            "text/html": f"{summary['text/html']}<div class='mtj-app-note'>{html_escape(note)}</div>",
+            "text/html": f"{summary['text/html']}<div class='mtj-app-note'{record}>{html_escape(note)}</div>",
         },
     )
 

@@ -51,6 +51,7 @@ class HandleState:
     __slots__ = (
         "answered",
         "answers",
+        "app_view",
         "arguments",
         "cached",
         "cached_from",
@@ -71,6 +72,7 @@ class HandleState:
         "resumed",
         "runs_as_task",
         "started",
+        "started_by",
         "status",
         "status_message",
         "task_id",
@@ -106,6 +108,10 @@ class HandleState:
         self.resumed = False
         self.out_var: str | None = None
         self.index_row: int | None = None
+        #: The task's MCP Apps view and what it called; the view that started this task (plain data of
+        #: ``index/view_record.py``'s ViewRecord and StartedBy).
+        self.app_view: dict[str, Any] | None = None
+        self.started_by: dict[str, Any] | None = None
         #: Log notifications of the task, newest last (at most ``logs_kept``).
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=logs_kept)
         #: Server requests waiting on the client for the task, by request id (elicitation, sampling).
@@ -159,6 +165,14 @@ class TaskControl:
         """The task index keeps this task in ``row``."""
         s = self._s
         s.index_row = row
+
+    def viewed(self, app_view: dict[str, Any]) -> None:
+        """The task's MCP Apps view, and what it has called so far (``index/view_record.py``'s shape)."""
+        self._s.app_view = app_view
+
+    def started_from_view(self, started_by: dict[str, Any]) -> None:
+        """The task was started by an MCP Apps view (``tools/call``): which view, and whose task's it was."""
+        self._s.started_by = started_by
 
     def resumed_from(self, row: int, arguments: dict[str, Any] | None, out_var: str | None) -> None:
         """Picked up again from the task index's ``row`` (its arguments and ``-o`` variable)."""

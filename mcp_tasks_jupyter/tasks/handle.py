@@ -173,6 +173,16 @@ class TaskHandle:
         return self._s.index_row
 
     @property
+    def app_view(self) -> dict[str, Any] | None:
+        """The task's MCP Apps view as its record keeps it (``uri``, ``calls``, ``more``), once drawn."""
+        return self._s.app_view
+
+    @property
+    def started_by(self) -> dict[str, Any] | None:
+        """The MCP Apps view that started this task (``view``, ``tool``, ``record``, ``task_id``), if one did."""
+        return self._s.started_by
+
+    @property
     def generation(self) -> int:
         """The connection's session when the task started (a later one may not know the task)."""
         return self._s.generation
