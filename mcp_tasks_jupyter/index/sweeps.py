@@ -28,7 +28,10 @@ task records are.
 Owners. Items belong to a runner (one batch in one process: ``owner``), which says it is alive in
 ``sweep_owners`` every :data:`HEARTBEAT_S`. A runner whose row is older than :data:`LEASE_S`, or whose
 process is gone (same host, its pid no longer runs), is dead: a resumer takes its unfinished items over,
-in one conditional update (again: never two resumers for one item).
+in one conditional update (again: never two resumers for one item). A runner following another live
+runner's items looks again while it follows (:func:`take_over_dead`): when that one dies, one follower
+takes its items over and sends what is left; a runner whose row was taken away hears so from its next
+heartbeat and sends nothing more.
 """
 
 from __future__ import annotations
@@ -62,9 +65,20 @@ T = TypeVar("T")
 #: Item states, in the order an item goes through them.
 QUEUED, GOING, SENT, ENDED = "queued", "going", "sent", "ended"
 ITEM_STATES = (QUEUED, GOING, SENT, ENDED)
-#: How often a live runner says so; a runner not heard of for :data:`LEASE_S` is taken as dead.
-HEARTBEAT_S = 5.0
-LEASE_S = 30.0
+
+
+def _seconds(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+#: A runner not heard of for this long is taken as dead (``MTJ_SWEEP_LEASE``, seconds; 30 by default), and
+#: a live one says so every quarter of it (at most every 5 s).
+LEASE_S = _seconds("MTJ_SWEEP_LEASE", 30.0)
+HEARTBEAT_S = min(5.0, LEASE_S / 4)
 #: Task ids and ends written within this long go in one transaction.
 MARK_BATCH_S = 0.05
 #: How long a statement on the store's thread may wait for another connection's lock (ms).
@@ -355,9 +369,14 @@ def finish(database: IndexBackend, db: Any, sweep: str, owner: str, finished: bo
             )
 
 
-def heartbeat(database: IndexBackend, db: Any, owner: str, sweep: str) -> None:
+def heartbeat(database: IndexBackend, db: Any, owner: str, sweep: str) -> bool:
+    """``owner`` is alive; False when its row is gone: another runner took it as dead and took its items
+    over (it must send none of them from now on)."""
     with database.transaction(db):
-        _heartbeat(database, db, owner, sweep, time.time())
+        rows = database.execute(
+            db, "UPDATE sweep_owners SET seen_at = ? WHERE owner = ? RETURNING owner", (time.time(), owner)
+        ).fetchall()
+    return bool(rows)
 
 
 def _heartbeat(database: IndexBackend, db: Any, owner: str, sweep: str, now: float) -> None:
@@ -376,19 +395,7 @@ def take_over(database: IndexBackend, db: Any, sweep: str, owner: str) -> list[I
     now = time.time()
     with database.transaction(db):
         _heartbeat(database, db, owner, sweep, now)
-        holders = database.execute(
-            db,
-            "SELECT DISTINCT i.owner, o.hostname, o.pid, o.seen_at FROM sweep_items i "
-            "LEFT JOIN sweep_owners o ON o.owner = i.owner WHERE i.sweep = ?",
-            (sweep,),
-        ).fetchall()
-        dead = [
-            holder
-            for holder, hostname, pid, seen_at in holders
-            if holder is not None
-            and holder != owner
-            and (seen_at is None or not owner_alive(hostname, pid, seen_at, holder, now))
-        ]
+        dead = _dead_holders(database, db, sweep, owner, now)
         for start in range(0, len(dead), INSERT_CHUNK):
             chunk = dead[start : start + INSERT_CHUNK]
             database.execute(
@@ -405,6 +412,51 @@ def take_over(database: IndexBackend, db: Any, sweep: str, owner: str) -> list[I
             (owner, sweep),
         )
         return items(database, db, sweep)
+
+
+def _dead_holders(database: IndexBackend, db: Any, sweep: str, owner: str, now: float) -> list[str]:
+    """The runners other than ``owner`` holding items of ``sweep`` that are dead (:func:`owner_alive`)."""
+    holders = database.execute(
+        db,
+        "SELECT DISTINCT i.owner, o.hostname, o.pid, o.seen_at FROM sweep_items i "
+        "LEFT JOIN sweep_owners o ON o.owner = i.owner WHERE i.sweep = ?",
+        (sweep,),
+    ).fetchall()
+    return [
+        holder
+        for holder, hostname, pid, seen_at in holders
+        if holder is not None
+        and holder != owner
+        and (seen_at is None or not owner_alive(hostname, pid, seen_at, holder, now))
+    ]
+
+
+def take_over_dead(database: IndexBackend, db: Any, sweep: str, owner: str) -> list[ItemRow]:
+    """What a runner following another's items does when that one dies: every item of ``sweep`` held by a
+    dead runner becomes ``owner``'s, in one transaction; the items moved, in order (as they were: the
+    caller decides what each needs). The holders are judged again inside the transaction and each item
+    moves only from the dead holder it had (``WHERE owner IN (dead)``): on SQLite ``BEGIN IMMEDIATE``
+    serialises the followers; on PostgreSQL a second follower's update waits for the first's row locks,
+    then finds another owner and moves nothing. So two followers never both get an item."""
+    if not _dead_holders(database, db, sweep, owner, time.time()):  # the usual answer: no write lock taken
+        return []
+    moved: list[ItemRow] = []
+    with database.transaction(db):
+        now = time.time()
+        _heartbeat(database, db, owner, sweep, now)
+        dead = _dead_holders(database, db, sweep, owner, now)
+        for start in range(0, len(dead), INSERT_CHUNK):
+            chunk = dead[start : start + INSERT_CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            rows = database.execute(
+                db,
+                f"UPDATE sweep_items SET owner = ?, updated_at = ? WHERE sweep = ? AND owner IN ({marks}) "
+                f"RETURNING {_ITEM_COLUMNS}",
+                (owner, now, sweep, *chunk),
+            ).fetchall()
+            moved += (_item(r) for r in rows)
+            database.execute(db, f"DELETE FROM sweep_owners WHERE owner IN ({marks})", tuple(chunk))
+    return sorted(moved, key=lambda row: row.position)
 
 
 def items(database: IndexBackend, db: Any, sweep: str, since: int = 0) -> list[ItemRow]:
@@ -514,4 +566,5 @@ __all__ = [
     "new_owner",
     "owner_alive",
     "take_over",
+    "take_over_dead",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import logging
 import time
 import uuid
@@ -26,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
-from ..errors import MCPError, TaskCancelled, TaskLost
+from ..errors import MCPError, TaskCancelled, TaskFailed, TaskLost
 from ..protocol.task_state import CANCELLED
 from ..tasks.handle import TaskHandle
 from ..tasks.results import ToolResult
@@ -170,10 +171,10 @@ class Batch(Sequence[TaskHandle]):
                 else:
                     handle = lifecycle.queued(spec, args, cancel=self._cancel_one)
                     _BATCH_OF[handle] = self.id
+                    self._plan[handle] = (args, preset)  # another kernel's too: sent here if taken over
                     if early is not None and early.elsewhere:
                         self._elsewhere[handle] = position
                     else:
-                        self._plan[handle] = (args, preset)
                         if early is not None and early.note is not None:
                             self._notes[handle] = early.note
                             again.append(handle)
@@ -188,6 +189,7 @@ class Batch(Sequence[TaskHandle]):
             handle.add_done_callback(self._task_ended)
         if self._sweep is not None:
             self._sweep.on_confirmed = self._fill
+            self._sweep.on_taken = self._taken_from_here
             self._sweep.start()
             if self._elsewhere:
                 self._start_following()
@@ -336,7 +338,6 @@ class Batch(Sequence[TaskHandle]):
             if self._position[handle] in claimed:
                 self._claimed.append(handle)
             else:  # another kernel took it over meanwhile: it sends it
-                self._plan.pop(handle, None)
                 self._elsewhere[handle] = self._position[handle]
                 self._start_following()
         self._fill()
@@ -348,7 +349,8 @@ class Batch(Sequence[TaskHandle]):
 
     async def _follow(self) -> None:
         """The tasks another live kernel sends (two kernels resumed this sweep): each ends here as its
-        record says, looked up every ``FOLLOW_EVERY_S``."""
+        record says, looked up every ``FOLLOW_EVERY_S``. When that kernel dies (its heartbeat older than
+        the sweep's lease, ``index/sweeps.py``), this batch takes its items over and sends what is left."""
         from .sweep import FOLLOW_EVERY_S, finish_from_record
 
         sweep = self._sweep
@@ -366,6 +368,86 @@ class Batch(Sequence[TaskHandle]):
                 continue
             for row, record in ended:
                 finish_from_record(self._lifecycle, waiting[row.position], record, self.tool)
+            if sweep.taken or len(ended) == len(waiting):
+                continue
+            try:
+                rows, records = await sweep.take_over_dead()
+            except Exception as exc:
+                log.warning("sweep %s: the items of a stopped kernel cannot be taken over: %s", self.id, exc)
+                continue
+            if rows:
+                await self._adopt(sweep, rows, records)
+
+    async def _adopt(self, sweep: SweepRun, rows: list[Any], records: dict[int, Any]) -> None:
+        """Items this batch followed and has now taken over from a kernel that died: each ends from its
+        record, follows its task (the server still has it), or is sent (again, noted, where its send may
+        have reached the server, or the server lost it), as a resume does (``sweep.sort_taken``)."""
+        from ..index.task_index import Recorder
+        from ..tasks.control import control_of
+        from .sweep import IN_DOUBT_NOTE, Resumed, finish_from_record, sort_taken
+
+        lifecycle = self._lifecycle
+        followed = {position: handle for handle, position in self._elsewhere.items()}
+        kinds: collections.Counter[str] = collections.Counter()
+        again: list[TaskHandle] = []
+        for one in await sort_taken(lifecycle, rows, records, self.limit):
+            handle = followed.get(one.position)
+            if handle is None or self._elsewhere.pop(handle, None) is None:
+                continue
+            kinds["taken_over"] += 1
+            if handle.done():  # ended here meanwhile (cancelled while another kernel held it)
+                self._before.add(handle)
+                if one.record is None:
+                    sweep.ended(one.position, handle)
+                continue
+            if one.record is not None or one.failed is not None:
+                self._before.add(handle)  # its end is in the record already
+                kinds["before"] += 1
+                if one.record is not None:
+                    finish_from_record(lifecycle, handle, one.record, self.tool)
+                else:
+                    words = f"its call ended {one.failed} in another kernel, with no task (no record was kept)"
+                    lifecycle.finish(handle, error=TaskFailed(words, server=self.server, tool=self.tool))
+            elif one.task_id is not None:
+                self._plan.pop(handle, None)
+                record = records.get(one.index_row) if one.index_row is not None else None
+                lifecycle.adopt(handle, one.task_id)
+                if record is not None and lifecycle.index is not None:
+                    control_of(handle).resumed_from(record.id, handle.arguments, record.out_var)
+                    handle.on_change(Recorder(lifecycle.index, record.id))
+                else:
+                    lifecycle.record(handle)
+                self._sent.add(handle)
+                kinds["reattached"] += 1
+            elif one.note is not None:
+                self._notes[handle] = one.note
+                again.append(handle)
+                kinds["in_doubt" if one.note == IN_DOUBT_NOTE else "lost"] += 1
+            else:
+                self._queue.append(handle)
+                kinds["fresh"] += 1
+        if not kinds:
+            return
+        self._queue.extendleft(reversed(again))
+        was = self.resumed or Resumed(self.id)
+        self.resumed = dataclasses.replace(
+            was,
+            **{kind: getattr(was, kind) + n for kind, n in kinds.items()},
+            elsewhere=max(0, was.elsewhere - kinds["taken_over"]),
+        )
+        log.warning("sweep %s: took over %d items of a kernel that stopped", self.id, kinds["taken_over"])
+        self._fill()
+        self._relay(self._handles[0])
+
+    def _taken_from_here(self) -> None:
+        """Another kernel took this one as stopped and took its items over (``SweepRun.on_taken``): what is
+        not sent yet is followed from the index instead, never sent here."""
+        for pending in (self._claimed, self._queue):
+            while pending:
+                handle = pending.popleft()
+                self._elsewhere[handle] = self._position[handle]
+        if self._elsewhere:
+            self._start_following()
 
     async def _send(self, handle: TaskHandle, args: dict[str, Any], preset: dict[str, Any] | None) -> None:
         lifecycle = self._lifecycle

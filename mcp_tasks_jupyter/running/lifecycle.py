@@ -327,6 +327,14 @@ class TaskLifecycle:
         self._run(handle, self._poll(handle, poll_now=True))
         return handle
 
+    def adopt(self, handle: TaskHandle, task_id: str) -> None:
+        """A queued handle (``queued``) becomes the task ``task_id`` the server already has, sent by another
+        client that stopped (a sweep's runner taken over): from now on it is polled as an attached one."""
+        control_of(handle).sent(self.session.generation, as_task=True, answers=handle.answers)
+        control_of(handle).named(task_id)
+        self._track(task_id, handle)
+        self._run(handle, self._poll(handle, poll_now=True))
+
     def cached(self, tool: str, args: dict[str, Any], target: str) -> TaskHandle | None:
         """A finished handle holding the stored result of the same call, if the index has one."""
         if self.index is None:

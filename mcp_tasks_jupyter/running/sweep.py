@@ -62,6 +62,7 @@ class Resumed:
     in_doubt: int = 0  #: their send was in flight when the kernel stopped: sent again
     fresh: int = 0  #: queued, sent now
     elsewhere: int = 0  #: held by another live kernel: followed from the index
+    taken_over: int = 0  #: of the counts above, taken over from another kernel that stopped while followed
 
     def text(self) -> str:
         """``resumed sweep 1a2b3c: 1,234 ended before, 60 re-attached, 2 sent again (...), ...``"""
@@ -73,6 +74,8 @@ class Resumed:
         parts.append(f"{self.fresh:,} sent fresh")
         if self.elsewhere:
             parts.append(f"{self.elsewhere:,} run by another kernel")
+        if self.taken_over:
+            parts.append(f"{self.taken_over:,} taken over from a kernel that stopped")
         return f"resumed sweep {self.sweep}: " + ", ".join(parts)
 
 
@@ -112,6 +115,9 @@ class SweepRun:
         self.unconfirmed: set[int] = set()
         #: Called (on the loop) when writes landed: the batch may claim more.
         self.on_confirmed: Callable[[], None] = lambda: None
+        #: Called (on the loop) once a heartbeat finds this runner's items taken over (it was taken as dead).
+        self.on_taken: Callable[[], None] = lambda: None
+        self.taken = False
         self.broken: str | None = None
         self._marks: dict[int, dict[str, Any]] = {}
         self._mark_timer: asyncio.TimerHandle | None = None
@@ -220,8 +226,31 @@ class SweepRun:
     def _heartbeat(self) -> None:
         if self._closed:
             return
-        self.store.submit(store.heartbeat, self.owner, self.id).add_done_callback(_said_if_failed)
-        self._beat = asyncio.get_running_loop().call_later(store.HEARTBEAT_S, self._heartbeat)
+        loop = asyncio.get_running_loop()
+        beat = self.store.submit(store.heartbeat, self.owner, self.id)
+        beat.add_done_callback(_said_if_failed)
+        beat.add_done_callback(lambda future: _on_loop(loop, self._heard, future))
+        self._beat = loop.call_later(store.HEARTBEAT_S, self._heartbeat)
+
+    def _heard(self, beat: concurrent.futures.Future[bool]) -> None:
+        if beat.exception() is not None or beat.result() or self._closed or self.taken:
+            return
+        self.taken = True
+        log.warning(
+            "sweep %s: another kernel took this one as stopped and took its items over; it sends none of "
+            "them from now on and follows them from the index",
+            self.id,
+        )
+        self.on_taken()
+
+    async def take_over_dead(self) -> tuple[list[store.ItemRow], dict[int, TaskRecord]]:
+        """The items whose runner died, now this one's (``store.take_over_dead``), with their records."""
+
+        def take(database: Any, db: Any) -> tuple[list[store.ItemRow], dict[int, TaskRecord]]:
+            rows = store.take_over_dead(database, db, self.id, self.owner)
+            return rows, records_by_id(database, db, [r.record for r in rows if r.record is not None])
+
+        return await self.store.call(take)
 
     def end(self, finished: bool) -> concurrent.futures.Future[None] | None:
         """The batch ended (``finished``: every item ended) or its connection closed: what is kept is handed
@@ -266,10 +295,65 @@ class SweepRun:
         return await self.store.call(read)
 
 
-def _said_if_failed(future: concurrent.futures.Future[None]) -> None:
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[[Any], None], future: Any) -> None:
+    try:
+        loop.call_soon_threadsafe(callback, future)
+    except RuntimeError:  # the loop closed meanwhile
+        pass
+
+
+def _said_if_failed(future: concurrent.futures.Future[Any]) -> None:
     failure = future.exception()
     if failure is not None:
         log.debug("a sweep's heartbeat could not be written: %s", failure)
+
+
+@dataclass
+class Adopted:
+    """What a follower does with an item it took over from a runner that died (:func:`sort_taken`): finish
+    it from ``record`` (it ended), or as ``failed`` (it ended with no task), follow ``task_id`` (the server
+    still has it), send it again with ``note``, or, none of these, send it (it was queued)."""
+
+    position: int
+    record: TaskRecord | None = None
+    failed: str | None = None
+    task_id: str | None = None
+    index_row: int | None = None
+    note: str | None = None
+
+
+async def sort_taken(
+    lifecycle: TaskLifecycle, rows: list[store.ItemRow], records: dict[int, TaskRecord], limit: int
+) -> list[Adopted]:
+    """Each item taken over, as :func:`_resumed` sorts a resumed sweep's items: the server is asked about
+    those sent with a task id (at most ``limit`` at once)."""
+    sorted_: list[Adopted] = []
+    gate = asyncio.Semaphore(limit)
+
+    async def check(row: store.ItemRow) -> None:
+        assert row.task_id is not None
+        async with gate:
+            kept = await _server_has(lifecycle, row.task_id)
+        if kept:
+            sorted_.append(Adopted(row.position, task_id=row.task_id, index_row=row.record))
+        else:
+            sorted_.append(Adopted(row.position, note=LOST_NOTE))
+
+    checks = []
+    for row in rows:
+        record = records.get(row.record) if row.record is not None else None
+        if row.state == store.ENDED and record is not None and _finished(record):
+            sorted_.append(Adopted(row.position, record=record))
+        elif row.state == store.ENDED and row.task_id is None and row.record is None:
+            sorted_.append(Adopted(row.position, failed=row.status or "failed"))
+        elif row.state in (store.SENT, store.ENDED) and row.task_id is not None:
+            checks.append(check(row))
+        elif row.state in (store.GOING, store.SENT, store.ENDED):
+            sorted_.append(Adopted(row.position, note=IN_DOUBT_NOTE))
+        else:
+            sorted_.append(Adopted(row.position))
+    await asyncio.gather(*checks)
+    return sorted(sorted_, key=lambda one: one.position)
 
 
 # -- deciding: a new sweep, or one resumed -----------------------------------------------------------
@@ -420,14 +504,11 @@ async def _resumed(
     async def check(row: store.ItemRow) -> None:
         assert row.task_id is not None
         async with gate:
-            try:
-                await lifecycle.dialect.get(row.task_id)
-            except (TaskNotFound, TaskExpired):
-                earlier[row.position] = Earlier(note=LOST_NOTE)
-                counts["lost"] += 1
-                return
-            except Exception as exc:  # the poller will ask again
-                log.debug("sweep %s: asking for task %s failed: %s", found.id, row.task_id, exc)
+            kept = await _server_has(lifecycle, row.task_id)
+        if not kept:
+            earlier[row.position] = Earlier(note=LOST_NOTE)
+            counts["lost"] += 1
+            return
         handle = lifecycle.attach(row.task_id, tool=spec.name)
         record = records.get(row.record) if row.record is not None else None
         if record is not None:
@@ -442,6 +523,17 @@ async def _resumed(
     await asyncio.gather(*(check(row) for row in checks))
     resumed = Resumed(found.id, **counts)
     return Plan(run, items, earlier, resumed, said=resumed.text())
+
+
+async def _server_has(lifecycle: TaskLifecycle, task_id: str) -> bool:
+    """Whether the server still has ``task_id`` (asking failed otherwise: taken as yes, its poller asks again)."""
+    try:
+        await lifecycle.dialect.get(task_id)
+    except (TaskNotFound, TaskExpired):
+        return False
+    except Exception as exc:
+        log.debug("asking for task %s failed: %s", task_id, exc)
+    return True
 
 
 def _finished(record: TaskRecord) -> bool:
@@ -522,6 +614,7 @@ def sweep_items(index: TaskIndex, sweep_id: str) -> tuple[store.SweepRow, list[s
 
 
 __all__ = [
+    "Adopted",
     "Earlier",
     "Plan",
     "Resumed",
@@ -529,6 +622,7 @@ __all__ = [
     "finish_from_record",
     "listing",
     "plan",
+    "sort_taken",
     "store_of",
     "sweep_items",
 ]

@@ -229,8 +229,11 @@ async def batch_closed(index: TaskIndex | None, location: str, sweep: str) -> No
     await eventually(lambda: run_sql(location, "SELECT finished_at FROM sweeps WHERE id = ?", (sweep,))[0][0])
 
 
-def _resumer(tmp_path: Path, name: str, url: str, location: str, sweep: str) -> subprocess.Popen[str]:
-    """A process that resumes ``sweep`` by its id and prints its one line, then every label, in order."""
+def _resumer(
+    tmp_path: Path, name: str, url: str, location: str, sweep: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """A process that resumes ``sweep`` by its id and prints its one line, then every label, in order, then
+    what its view says of how the items came back."""
     script = tmp_path / f"{name}.py"
     script.write_text(
         "import asyncio\n"
@@ -245,9 +248,10 @@ def _resumer(tmp_path: Path, name: str, url: str, location: str, sweep: str) -> 
         "            print('pending', [(i, h.status, h.task_id) for i, h in enumerate(b) if not h.done()][:5])\n"
         "            raise\n"
         "        print(' '.join(r.structured['label'] for r in results), flush=True)\n"
+        "        print(b.view().resumed, flush=True)\n"
         "asyncio.run(main())\n"
     )
-    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=python_env())
+    return subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=python_env(env))
 
 
 @pytest.mark.timeout(240)
@@ -321,3 +325,66 @@ async def test_a_server_restarted_mid_sweep_that_lost_its_tasks(tmp_path: Path, 
     assert all(calls[f"i{i}"] == 1 for i in range(n) if f"i{i}" not in noted)
     assert all(calls[label] == 2 for label, note in noted.items() if "no longer had" in note)
     assert all(calls[label] <= 2 for label in noted)
+
+
+@pytest.mark.timeout(240)
+async def test_followers_of_a_process_that_dies_take_its_items_over_once(
+    demo_http: str, counts: Path, tmp_path: Path, index_location: str
+) -> None:
+    """Two processes resume a sweep while the process running it is alive: they follow its items from the
+    index. It is SIGKILLed and left unreaped, so its pid still answers: only its heartbeat, older than the
+    lease (``MTJ_SWEEP_LEASE``, 2 s here), tells it died. One follower then takes its items over (one
+    conditional update) and sends what is left; the other follows that one. Each item reaches the server
+    once, but those the record notes as sent again (at most the limit's worth, in flight at the kill)."""
+    n, limit = 400, 16
+    lease = {**os.environ, "MTJ_SWEEP_LEASE": "2"}
+    script = tmp_path / "runner.py"
+    script.write_text(
+        "import asyncio\n"
+        "import mcp_tasks_jupyter as mtj\n"
+        "async def main():\n"
+        f"    async with mtj.connect({demo_http!r}, index={index_location!r}, protocol_version='2025-11-25')"
+        " as c:\n"
+        f"        b = await c.map('slow_compute', {items(n, 0.5)!r}, limit={limit})\n"
+        "        print('sweep', b.sweep, flush=True)\n"
+        "        await b.gather()\n"
+        "asyncio.run(main())\n"
+    )
+    runner = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=python_env(lease),
+        start_new_session=True,
+    )  # fmt: skip
+    followers: list[subprocess.Popen[str]] = []
+    try:
+        assert runner.stdout is not None
+        sweep = runner.stdout.readline().split()[1]
+        followers = [_resumer(tmp_path, name, demo_http, index_location, sweep, lease) for name in ("b", "c")]
+        said = []
+        for follower in followers:
+            assert follower.stdout is not None
+            said.append(follower.stdout.readline().strip())
+        # both came while the runner was alive: every item not ended is followed, none sent by them
+        assert all(line.startswith(f"resumed sweep {sweep}: ") and "run by another kernel" in line
+                   for line in said), said  # fmt: skip
+        assert all("0 sent fresh" in line and "0 re-attached" in line for line in said), said
+        await eventually(lambda: len(counts.read_text().splitlines()) >= n // 4)
+        os.killpg(runner.pid, signal.SIGKILL)  # not reaped until the end: its pid stays
+        outs = [follower.communicate(timeout=WAIT * 3)[0].splitlines() for follower in followers]
+        assert [follower.returncode for follower in followers] == [0, 0], outs
+    finally:
+        for process in (runner, *followers):
+            if process.poll() is None:
+                process.kill()
+            process.wait(10)
+    for out in outs:  # both bound every result, in order
+        assert out[0].split() == [f"i{i}" for i in range(n)]
+    views = [out[1] for out in outs]
+    taken = [view for view in views if "taken over from a kernel that stopped" in view]
+    assert len(taken) == 1, views  # one took the items over; the other followed it
+    rows = sweep_rows(index_location, sweep)
+    assert {r[1] for r in rows} == {"ended"}
+    calls = calls_by_label(counts)
+    noted = {f"i{r[0]}": r[5] for r in rows if r[5] is not None}
+    assert all(calls[f"i{i}"] == 1 for i in range(n) if f"i{i}" not in noted), calls
+    assert all(calls[label] <= 2 for label in noted) and len(noted) <= limit, noted
+    assert all("in flight" in note for note in noted.values()), noted  # the server kept its tasks
