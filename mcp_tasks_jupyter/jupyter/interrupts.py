@@ -148,11 +148,9 @@ class InterruptHandler:
             if line is None:  # raised by the cell's own code: its traceback is the cell's business
                 shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
                 return None
-            print(line, file=sys.stderr)
-            return []
+            return _one_line(value, line, sys.stderr)
         if isinstance(value, StillStarting):
-            print(value)
-            return []
+            return _one_line(value, str(value), sys.stdout)
         if isinstance(value, StillRunning):
             entries: list[Entry] = [(value.name, value.handle)]
         else:
@@ -160,8 +158,20 @@ class InterruptHandler:
         if not entries:
             shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
             return None
-        print(still_running_line(entries))
-        return []
+        return _one_line(value, still_running_line(entries), sys.stdout)
+
+
+def _one_line(value: BaseException, line: str, out: Any) -> list[str]:
+    """Show ``line`` instead of ``value``'s traceback, and let IPython keep that line as the traceback it
+    stores for the cell (``_render_traceback_``). Without it, IPython 9 formats the whole traceback for its
+    history after the handler ran: the first time in a kernel that compiles pygments' lexers, seconds on a
+    busy machine, during which the interrupted cell has not ended and a second interrupt is lost."""
+    print(line, file=out)
+    try:
+        value._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type without a __dict__
+        pass
+    return []
 
 
 #: The handler installed in each shell (weakly: a shell that goes away takes its entry with it).

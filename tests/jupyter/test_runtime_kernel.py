@@ -4,6 +4,8 @@ plain asyncio (the same API, replacing connections, the exit hook on a stopped l
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,10 @@ STDIO_PID = "get_runtime().client({name!r}).transport.describe()['pid']"
 AWAITING = "import sys; sys.stderr.write('awaiting\\n'); sys.stderr.flush()\n"
 
 
+#: The traceback IPython stored for the last cell that failed (its history's record of the exception).
+STORED_TRACEBACK = "(lambda e: e[max(e)]['traceback'])(get_ipython().history_manager.exceptions)"
+
+
 def start(kernel: Kernel, name: str = "demo") -> int:
     """Load the magics, connect a stdio demo server as ``name``; the server's pid."""
     kernel.run(
@@ -57,6 +63,8 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
         assert line.endswith("; `await h` for its result, `%mcp_cancel h` to stop it") and "\n" not in line
         assert kernel.value("(h.done(), h.status)") == (False, "working")
         assert not process_gone(server_pid), "the interrupt reached the stdio server"
+        # IPython keeps that line as the cell's stored traceback, not a traceback it formats afterwards
+        assert kernel.value(STORED_TRACEBACK) == [line]
         # 2. a cell waiting inside the magic (--wait): the handle is bound to the cell's variable
         waiting = kernel.submit("r = %mcp_task --wait demo:slow_compute seconds=2 label=waited")
         kernel.wait_for(waiting, "display_data")  # the task's view: the server has it, the magic waits
@@ -88,6 +96,41 @@ def test_interrupting_a_cell_never_cancels_its_task(tmp_path: Path) -> None:
             "waited",
         )
         assert not process_gone(server_pid)
+
+
+def test_a_cell_interrupted_while_its_task_is_created_says_so_and_binds_it_once_created(tmp_path: Path) -> None:
+    """The server holds the creation (its process stopped): one interrupt ends the cell with one line,
+    the creation goes on, and the cell's variable gets the task's handle once the server answers. (The
+    cell used to end only seconds later, the first time in a kernel: IPython formatted the whole
+    traceback for its history, and a second interrupt meanwhile lost the cell's reply.)"""
+    with running_kernel(tmp_path) as kernel:
+        server_pid = start(kernel)
+        os.kill(server_pid, signal.SIGSTOP)
+        try:
+            # the marker comes from the loop once the cell awaits (call_soon runs only when the cell yields)
+            waiting = kernel.submit(
+                "import asyncio, sys\n"
+                "asyncio.get_running_loop().call_soon(lambda: print('awaiting', file=sys.stderr, flush=True))\n"
+                "r = %mcp_task --wait demo:slow_compute seconds=0.5 label=held"
+            )
+            kernel.wait_for_stream(waiting, "awaiting")
+            kernel.interrupt()
+            run = kernel.collect(waiting, "held", timeout=WAIT)
+        finally:
+            os.kill(server_pid, signal.SIGCONT)
+        assert run.status == "error" and run.errors == [], str(run)
+        line = (
+            "still being started in the background: demo:slow_compute label=held seconds=0.5; "
+            "`r` is bound to it once the server has it"
+        )
+        assert run.stdout.strip() == line, run.stdout
+        assert kernel.value(STORED_TRACEBACK) == [line]
+        kernel.run(
+            "for _ in range(200):\n    if 'r' in globals(): break\n    await asyncio.sleep(0.05)\n"
+            "done = await asyncio.wait_for(r, 20)",
+            timeout=25,
+        )
+        assert kernel.value("(type(r).__name__, done.structured['label'])") == ("TaskHandle", "held")
 
 
 def test_fifty_tasks_at_once(tmp_path: Path) -> None:
