@@ -338,6 +338,7 @@ class TaskIndex:
                 BLOCKING_BUSY_TIMEOUT_MS,
                 self.arguments_key,
                 source.key == self.key,
+                self.key,
             )
         except (*source.database.errors, *self._database.errors) as exc:
             raise ConnectionFailed(
