@@ -243,7 +243,7 @@ class TaskLifecycle:
             return
         except MCPError as exc:
             _settle(decided, exc)
-            self.finish(handle, error=as_task_failure(exc, handle))
+            self.finish(handle, error=unanswered_call(exc, handle) or as_task_failure(exc, handle))
             return
         except Exception as exc:  # never leave a handle unfinished
             _settle(decided, exc)
@@ -591,6 +591,21 @@ def as_task_failure(exc: MCPError, handle: TaskHandle) -> TaskError:
         tool=handle.tool,
         status_message=handle.status_message,
         error=error,
+    )
+
+
+def unanswered_call(exc: MCPError, handle: TaskHandle) -> TaskLost | None:
+    """The error of a call the server decides about (ext, sep1686) whose connection broke before any answer
+    came: the server may have started the work or not, and with no task id the client cannot ask it, nor
+    send the call again without risking the work twice. What to do is the person's: said here."""
+    if not isinstance(exc, ConnectionFailed) or handle.task_id is not None:
+        return None
+    return TaskLost(
+        f"the connection broke before the server answered the call ({exc.detail}). It may or may not have "
+        "started the work, and without a task id this client cannot ask it; look on the server (its tasks "
+        "or logs) before starting the call again, which could run the work twice",
+        server=handle.server,
+        tool=handle.tool,
     )
 
 

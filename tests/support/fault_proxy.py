@@ -107,12 +107,20 @@ class FaultProxy:
         spells = random.Random(self.seed + 1)  # its own stream: the faults per request stay as they were
         while True:
             await asyncio.sleep(spells.uniform(*every))
-            self.injected["dark"] += 1
-            self._light.clear()
-            for request in list(self._streams.values()):
-                _abort(request)
+            self.go_dark()
             await asyncio.sleep(spells.uniform(*lasting))
-            self._light.set()
+            self.light_up()
+
+    def go_dark(self) -> None:
+        """The network goes dark now, until :meth:`light_up`: requests are held (then cut), streams cut."""
+        self.injected["dark"] += 1
+        self._light.clear()
+        for request in list(self._streams.values()):
+            _abort(request)
+
+    def light_up(self) -> None:
+        """The light comes back: the requests held meanwhile are cut, and new ones pass."""
+        self._light.set()
 
     async def stop(self) -> None:
         if self._dimmer is not None:
