@@ -8,8 +8,8 @@ study's MCP tasks are. ``mtj.export(what, "study.crate")`` writes a directory, `
 - the root dataset: a name and a description, ``datePublished``, the ``license`` when one is given
   (``license=`` or ``--license``, else the ``"license"`` of the setting file ``index/author.py`` reads;
   RO-Crate 1.1 requires one, so without it :func:`write_crate` says so), ``conformsTo`` both profiles
-  (Process Run Crate 0.5 and RO-Crate 1.1, which the metadata descriptor names too), the ``author`` and ``publisher`` when known,
-  ``mentions`` every action, ``hasPart`` every file;
+  (Process Run Crate 0.5 and RO-Crate 1.1, which the metadata descriptor names too), the ``author`` and
+  ``publisher`` when known, ``mentions`` every action, ``hasPart`` every file;
 - one ``CreateAction`` per task (``#task-RECORD``): ``instrument`` the tool as a ``SoftwareApplication``
   (``#tool-N``), part of its server's (``#server-N``, the name and version the server reported);
   ``object`` its arguments as ``PropertyValue`` s (secret-looking values redacted, as the index keeps
@@ -25,6 +25,9 @@ study's MCP tasks are. ``mtj.export(what, "study.crate")`` writes a directory, `
   machine, and for a headless run (``index/notebook_run.py``) its own ``CreateAction``: papermill's,
   with the input notebook and its parameters (from the output notebook's ``metadata.papermill``,
   redacted) as its object and the output notebook as its result;
+- for a task that drew an MCP Apps view, ``subjectOf`` its action: a file, ``views/task-RECORD.json``,
+  naming the view's resource URI and what it called (``index/view_record.py``); a task a view started says
+  so, and which task's view it was, in its description;
 - each ``client.map`` / ``%mcp_map`` sweep the tasks belong to as one ``OrganizeAction`` whose object is
   its items' actions, in order, and whose result lists every item (``crate_sweeps.py``).
 
@@ -56,6 +59,7 @@ from ..errors import UsageError
 from ..index.author import Author, current_author, setting
 from ..index.notebook_run import NotebookRun
 from ..index.task_index import TaskRecord, canonical_json
+from ..index.view_record import ViewRecord
 from ..protocol.task_state import COMPLETED
 from ..redact import redact_arguments, safe_url, scrub_data
 from ..release import __version__
@@ -382,6 +386,8 @@ class CrateGraph:
             properties["object"] = _one_or_list(objects)
         if status == "FailedActionStatus":
             properties["error"] = record.error or record.status_message or f"the task ended {record.status}"
+        if record.app_view is not None:
+            properties["subjectOf"] = self.view_file(record, record.app_view)
         if record.result is not None:
             properties["result"] = _one_or_list([self.result(record), *self.structured(record)])
         else:
@@ -426,6 +432,25 @@ class CrateGraph:
         if text and len(text) <= MAX_INLINE_CHARS:
             properties["text"] = text
         return self.file(f"results/task-{record.id}.json", data, properties)
+
+    def view_file(self, record: TaskRecord, view: ViewRecord) -> dict[str, str]:
+        """What the task's MCP Apps view called, as the index keeps it (``index/view_record.py``), as a file
+        about the task's action: the view's resource URI, each call in order, and how many were not kept."""
+        data = canonical_json(scrub_data(view.as_data())).encode("utf-8")
+        return self.file(
+            f"views/task-{record.id}.json",
+            data,
+            {
+                "@type": "File",
+                "name": f"what the MCP Apps view {view.uri} of task {record.id} called",
+                "encodingFormat": "application/json",
+                "description": f"the view {view.uri} drawn while the task ran, and what it called through the "
+                f"host in order ({len(view.calls)} kept, {view.more} more not kept): tools/call (the tool, its "
+                "arguments redacted, its outcome, the record of the task it started), resources/read, "
+                "ui/open-link (and whether the person opened it)",
+                "about": {"@id": f"#task-{record.id}"},
+            },
+        )
 
     def structured(self, record: TaskRecord) -> list[dict[str, str]]:
         raw = record.result or {}
@@ -610,6 +635,14 @@ def _task_description(record: TaskRecord) -> str:
         parts.append(f"its message: {record.status_message}")
     if record.notebook:
         parts.append(f"started from the notebook {record.notebook}")
+    if record.app_view is not None:
+        parts.append(f"drawn with its MCP Apps view {record.app_view.uri} (what the view called: subjectOf)")
+    if record.started_by is not None:
+        by = record.started_by
+        parts.append(
+            f"started from the MCP Apps view {by.view} of the tool {by.tool or '?'}"
+            + (f" (the view of #task-{by.record})" if by.record is not None else "")
+        )
     if record.dialect or record.protocol:
         parts.append(f"MCP {record.protocol or '?'}, task dialect {record.dialect or '?'}")
     return "; ".join(parts)

@@ -20,6 +20,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.index.task_index import TaskIndex
+from mcp_tasks_jupyter.index.view_record import StartedBy, ViewRecord, view_call
 from tests.faults.server import TOOLS, http_fault_server
 from tests.support import REPO_ROOT, start_demo_http
 from tests.support.crate_validator import metadata, validate, without_persons_part
@@ -28,7 +29,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.kernel, pytest.mark.timeout(300)]
 
 WAIT = 30  # seconds: a bound on every wait
 SCHEMA = "http://schema.org/"
-ROR = "https://ror.org/05gq02987"  # an organization's persistent id (a ROR id) stands for its URL
+ROR = "https://ror.org/05gq02987"
+VIEW = "ui://demo/live-chart.html"  # an organization's persistent id (a ROR id) stands for its URL
 
 
 async def _decline(_request: object) -> dict[str, str]:
@@ -74,6 +76,21 @@ def _papermill(url: str, where: Path) -> Path:
     return out
 
 
+def _a_view_on_record(secret: str) -> None:
+    """What an MCP Apps view called, as the app view widget notes it (through the index's own interface; a
+    browser draws views in tests/browser/test_apps_browser.py): the completed task's view started the tool
+    error's task."""
+    index = TaskIndex()
+    done = next(r for r in index.records() if r.tool == "slow_compute" and r.status == "completed")
+    started = next(r for r in index.records() if r.tool == "failing_job")
+    call = view_call(
+        "tools/call", name="failing_job", arguments={"message": "m", "api_key": secret}, record=started.id
+    )
+    index.note_view(done.id, app_view=ViewRecord(VIEW, (call,)))
+    index.note_view(started.id, started_by=StartedBy(VIEW, "slow_compute", done.id, done.task_id))
+    index.close()
+
+
 def _by_type(graph: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [e for e in graph.values() if kind in ([e["@type"]] if isinstance(e["@type"], str) else e["@type"])]
 
@@ -90,6 +107,7 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
             await _tasks_on_the_demo(url)
             await _a_secret_argument(secret)
             output = await asyncio.to_thread(_papermill, url, tmp_path)
+        _a_view_on_record(secret)
         crate = tmp_path / "study.crate"
         assert mtj.export(None, crate, license="CC-BY-4.0", publisher=ROR) == len(TaskIndex().records()) == 9
         zipped = tmp_path / "study.crate.zip"
@@ -108,6 +126,17 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
         by_tool.setdefault(graph[action["instrument"]["@id"]]["name"], []).append(action)
     [broken] = by_tool["failing_job"]
     assert broken["actionStatus"] == SCHEMA + "FailedActionStatus" and "the gauge is broken" in broken["error"]
+    # the MCP Apps view: what it called is a file about its task's action; the task it started says so
+    [viewed] = [a for a in by_tool["slow_compute"] if "subjectOf" in a]
+    about = graph[viewed["subjectOf"]["@id"]]
+    assert about["about"] == {"@id": viewed["@id"]} and about["@id"].startswith("views/task-")
+    kept = json.loads((crate / about["@id"]).read_text())
+    assert kept["uri"] == VIEW and [c["name"] for c in kept["calls"]] == ["failing_job"]
+    assert kept["calls"][0]["record"] == int(broken["@id"].removeprefix("#task-"))
+    assert (
+        f"started from the MCP Apps view {VIEW} of the tool slow_compute (the view of {viewed['@id']})"
+        in (broken["description"])
+    )
     [sweep] = _by_type(graph, "OrganizeAction")  # the sweep: one action, its three items' actions its parts
     items = [graph[i] for i in _ids(sweep["object"])]
     labels = [json.loads(graph[i["result"][1]["@id"]]["value"])["label"] for i in items]
@@ -118,6 +147,7 @@ async def test_a_studys_crate_holds_every_kind_of_task_and_validates(tmp_path: P
     )
     singles = [a for a in by_tool["slow_compute"] if a not in items]
     done, stopped = sorted(singles, key=lambda a: "cancelled" in a["description"])
+    assert done is viewed
     assert done["actionStatus"] == SCHEMA + "CompletedActionStatus" and "error" not in done
     assert stopped["actionStatus"] == SCHEMA + "FailedActionStatus" and "cancelled" in stopped["description"]
     assert graph[stopped["result"]["@id"]]["value"] == "cancelled"  # no result: the outcome says why
