@@ -544,6 +544,33 @@ def listing(database: IndexBackend, db: Any, target: str | None = None) -> list[
     return [SweepCounts(s, counts[s.id], again.get(s.id, 0)) for s in sweeps]
 
 
+def page(
+    database: IndexBackend, db: Any, sweep_id: str, offset: int, size: int
+) -> tuple[SweepCounts, list[ItemRow]] | None:
+    """One page of a sweep's items (places ``offset`` to ``offset + size``, in order) with the sweep's
+    counts by state: what a board shows of a sweep without reading its 100,000 items (None: no such sweep)."""
+    found = find(database, db, sweep_id, "", "", None)
+    if found is None:
+        return None
+    counts: dict[str, int] = {}
+    again = 0
+    for state, n, resent in database.execute(
+        db,
+        "SELECT state, COUNT(*), SUM(CASE WHEN note IS NOT NULL THEN 1 ELSE 0 END) FROM sweep_items "
+        "WHERE sweep = ? GROUP BY state",
+        (found.id,),
+    ).fetchall():
+        counts[state] = int(n)
+        again += int(resent or 0)
+    rows = database.execute(
+        db,
+        f"SELECT {_ITEM_COLUMNS} FROM sweep_items WHERE sweep = ? AND position >= ? AND position < ? "
+        "ORDER BY position",
+        (found.id, offset, offset + size),
+    ).fetchall()
+    return SweepCounts(found, counts, again), [_item(r) for r in rows]
+
+
 __all__ = [
     "ENDED",
     "GOING",
@@ -565,6 +592,7 @@ __all__ = [
     "listing",
     "new_owner",
     "owner_alive",
+    "page",
     "take_over",
     "take_over_dead",
 ]

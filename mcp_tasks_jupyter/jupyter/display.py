@@ -162,6 +162,14 @@ def show_board(
     board.publish_to(lambda: update_output(shell, output, widget_output(board, {}), board))
 
 
+async def _sweeps_into(board: Any, runtime: Any, index: Any) -> None:
+    """The task index's sweeps on ``board`` (its sweeps list; a failure is a note on the board)."""
+    try:
+        await board.load_sweeps(index)
+    except Exception as exc:
+        board.add_note(f"the sweeps of {index.describe()} could not be read: {runtime.redact(str(exc))}")
+
+
 def make_board(
     handles: Sequence[TaskHandle] | None = None,
     *,
@@ -223,6 +231,12 @@ def make_board(
                 finished=record.finished_at,
             )
     board.refresh()  # the index rows are part of the first picture
+    sweep_index = runtime.task_index() if hasattr(runtime, "task_index") else None
+    if sweep_index is not None:
+        try:
+            board.sweeps_job = runtime.spawn(_sweeps_into(board, runtime, sweep_index), name="board sweeps")
+        except RuntimeError as exc:  # no running event loop
+            board.add_note(f"the task index's sweeps were not read: {exc}")
     if listing:
         for connection in connections:
             if getattr(connection.client.dialect, "supports_list", False):

@@ -276,9 +276,10 @@ def test_the_board_front_end_sets_text_only_and_filters_sorts_and_pages_itself()
         "model.get('select_server')",
     ):
         assert needed in source, needed
-    # Only cancelling talks to the kernel: one row, the selected rows, every running one.
-    assert source.count("model.send(") == 3 and all(
-        f"type: '{kind}'" in source for kind in ("cancel", "cancel_running")
+    # Only cancelling talks to the kernel (one row, the selected rows, every running one), and asking for a
+    # page of a sweep's items (issue 33: the kernel reads it from the task index).
+    assert source.count("model.send(") == 4 and all(
+        f"type: '{kind}'" in source for kind in ("cancel", "cancel_running", "sweep")
     )
 
 

@@ -3,7 +3,8 @@
  * the rows as data, searched, filtered, sorted and paged here on the rows
  * already sent, no round trip to the kernel (`boardrows.ts`); the controls
  * (`boardcontrols.ts`); the table, of whose page only the rows in view are in
- * the DOM (`boardtable.ts`). This module wires them to the model.
+ * the DOM (`boardtable.ts`); the task index's sweeps, one sweep's items a page
+ * at a time (`boardsweeps.ts`). This module wires them to the model.
  * Elapsed times of live rows tick here once a second; history rows (live
  * false: earlier kernels, other notebooks, the server's list) never tick and
  * show only when the person turns "history" on. The kernel's updates are
@@ -25,6 +26,7 @@ import {
   pageOf,
   prune
 } from './boardrows';
+import { BoardSweeps } from './boardsweeps';
 import { BoardTable } from './boardtable';
 import { h } from './dom';
 import { follow, FrameRequest, KernelClock } from './live';
@@ -44,7 +46,9 @@ const TRAITS = [
   'error',
   'note',
   'filter_server',
-  'filter_status'
+  'filter_status',
+  'sweeps',
+  'sweep_page'
 ] as const satisfies readonly (keyof IBoardState)[];
 
 /** A view's first choice: the kernel's selection and history toggle, nothing ticked. */
@@ -96,14 +100,24 @@ function render({ model, el }: IRenderProps<IBoardState>): () => void {
     () => clock.now()
   );
   const lines = statusLines(model);
+  const sweeps = new BoardSweeps((id, offset) =>
+    model.send({ type: 'sweep', id, offset })
+  );
   const root = h('div', 'mtj-board');
-  root.append(controls.bar, controls.actions, ...lines.nodes, table.node);
+  root.append(
+    controls.bar,
+    controls.actions,
+    ...lines.nodes,
+    table.node,
+    sweeps.node
+  );
   el.append(root);
 
   function update(): void {
     const rows = model.get('rows') || [];
     const page = pageOf(rows, choice.view);
     prune(choice, rows);
+    sweeps.show(model.get('sweeps') || [], model.get('sweep_page'));
     table.show(page.rows);
     controls.show(rows, page);
     lines.show(

@@ -6,6 +6,7 @@
  * (`boardtable.ts`) and the controls (`boardcontrols.ts`) draw from this.
  */
 
+import type { ISweepEntry, ISweepPage } from './boardsweeps';
 import { formatDuration } from '../format';
 
 /** One row of the board, as the kernel sends it (`view.board_row`). */
@@ -106,6 +107,9 @@ export interface IBoardState {
   select_status: string | null;
   sent_at: number;
   show_history: boolean;
+  /** The task index's sweeps, and the opened one's page ({}: none; `boardsweeps.ts`). */
+  sweeps?: ISweepEntry[];
+  sweep_page?: ISweepPage | Record<string, never>;
 }
 
 /** Rows on one page. */

@@ -9,6 +9,12 @@ and of those only the rows that changed while the board's rows stay the same one
 four times a second.
 A board made by :func:`~..display.make_board` follows the runtime: a task started after it was
 shown appears on it (:meth:`BoardWidget.follow`).
+
+Sweeps (``%mcp_map`` batches recorded in the task index, issue 33): the board lists the index's sweeps
+with their items' counts by state (``sweeps``, at most :data:`SWEEPS_SHOWN`), and one sweep's items a page
+at a time (``sweep_page``: :data:`SWEEP_PAGE` items with the whole sweep's counts), read from the index on
+its sweep store's thread when the browser asks (``{"type": "sweep", "id": ID, "offset": N}``), never
+100,000 rows at once.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import anywidget
 import traitlets as t
 
 from ...views.html import board_html
+from ...views.labels import arguments_label
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer
@@ -43,6 +50,11 @@ BOARD_INTERVAL = 0.25
 FULL_EVERY_S = 10.0
 #: The custom message that carries the rows that changed (of each, its key and its changed fields).
 ROWS_MESSAGE = "rows"
+#: Sweeps listed on a board (the newest), and a sweep's items shown at once (a page).
+SWEEPS_SHOWN = 50
+SWEEP_PAGE = 100
+#: Characters of a sweep's id the browser may ask for (ids are 12 hex digits; a start of one is enough).
+SWEEP_ID_CHARS = 64
 
 
 class BoardWidget(anywidget.AnyWidget):
@@ -78,6 +90,12 @@ class BoardWidget(anywidget.AnyWidget):
     sent_at = t.Float(0.0).tag(sync=True)
     #: Whether the history rows (``live`` False) show at first (the person toggles it).
     show_history = t.Bool(False).tag(sync=True)
+    #: The task index's sweeps, newest first (at most :data:`SWEEPS_SHOWN`): ``id``, ``tool``,
+    #: ``server``, ``total``, ``counts`` (by item state), ``sent_again``, ``finished``.
+    sweeps: t.List[dict[str, Any]] = t.List().tag(sync=True)
+    #: The sweep the person opened, one page of it ({}: none): the fields of a ``sweeps`` entry and
+    #: ``offset``, ``size``, ``items`` (``position``, ``label``, ``state``, ``status``, ``task_id``, ``note``).
+    sweep_page: t.Dict[str, Any] = t.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -108,6 +126,9 @@ class BoardWidget(anywidget.AnyWidget):
         self._publish: Callable[[], None] | None = None
         self._published = ""
         self._coalescer = Coalescer(self._flush, interval)
+        #: The task index whose sweeps the board lists (:meth:`load_sweeps`), and the job reading them.
+        self._sweep_index: Any = None
+        self.sweeps_job: Any = None
         #: While set, a change of ``rows`` stays in the kernel (:meth:`_should_send_property`).
         self._rows_unsent = False
         #: When every row was last sent (monotonic seconds): the widget's first state carries them.
@@ -230,6 +251,39 @@ class BoardWidget(anywidget.AnyWidget):
         self._static.append(row)
         self._coalescer.request()
         return True
+
+    async def load_sweeps(self, index: Any) -> None:
+        """List the sweeps of ``index`` (a ``TaskIndex``) on the board, read on its sweep store's thread."""
+        from ...index import sweeps as store
+        from ...running.sweep import store_of
+
+        self._sweep_index = index
+        listed = await store_of(index).call(store.listing)
+        self.sweeps = [_sweep_entry(one) for one in listed[:SWEEPS_SHOWN]]
+
+    async def open_sweep(self, sweep_id: str | None, offset: int = 0) -> None:
+        """Show the items of sweep ``sweep_id`` (an id or the start of one) from place ``offset``, one page
+        (:data:`SWEEP_PAGE`), with its counts; None closes it. Its listing entry is refreshed too."""
+        from ...index import sweeps as store
+        from ...running.sweep import store_of
+
+        index = self._sweep_index
+        if sweep_id is None or index is None:
+            self.sweep_page = {}
+            return
+        found = await store_of(index).call(store.page, sweep_id, max(0, offset), SWEEP_PAGE)
+        if found is None:
+            self.error = f"no sweep {sweep_id[:SWEEP_ID_CHARS]!r} in the task index"
+            return
+        counts, items = found
+        entry = _sweep_entry(counts)
+        self.sweep_page = {
+            **entry,
+            "offset": max(0, offset),
+            "size": SWEEP_PAGE,
+            "items": [_item_entry(item) for item in items],
+        }
+        self.sweeps = [entry if one["id"] == entry["id"] else one for one in self.sweeps]
 
     def refresh(self) -> None:
         """Send the current rows now (not at the next interval)."""
@@ -390,6 +444,13 @@ class BoardWidget(anywidget.AnyWidget):
                 self.cancel_keys(keys)
         elif kind == "cancel_running":
             self.cancel_keys(range(len(self._handles)))
+        elif kind == "sweep":
+            sweep_id, offset = content.get("id"), content.get("offset", 0)
+            if sweep_id is not None and (not isinstance(sweep_id, str) or len(sweep_id) > SWEEP_ID_CHARS):
+                return
+            if not isinstance(offset, int) or isinstance(offset, bool):
+                offset = 0
+            get_runtime().spawn(self.open_sweep(sweep_id, offset), name="board sweep page")
 
     def cancel_keys(self, keys: Iterable[Any]) -> int:
         """Ask the server to cancel the followed tasks of row ``keys`` that still run (other keys
@@ -410,3 +471,30 @@ class BoardWidget(anywidget.AnyWidget):
             await handle.cancel()
         except Exception as exc:
             self.error = f"cancelling {handle.tool} failed: {exc}"
+
+
+def _sweep_entry(one: Any) -> dict[str, Any]:
+    """A ``sweeps`` entry of the board from an ``index.sweeps.SweepCounts``."""
+    sweep = one.sweep
+    return {
+        "id": sweep.id,
+        "tool": sweep.tool,
+        "server": sweep.server_name,
+        "total": sweep.total,
+        "counts": dict(one.counts),
+        "sent_again": one.sent_again,
+        "finished": sweep.finished_at is not None,
+        "created": sweep.created_at,
+    }
+
+
+def _item_entry(item: Any) -> dict[str, Any]:
+    """One item of a sweep's page: its arguments as a label (the index keeps a secret only as a hash)."""
+    return {
+        "position": item.position,
+        "label": arguments_label(item.arguments) or "(no arguments)",
+        "state": item.state,
+        "status": item.status,
+        "task_id": item.task_id,
+        "note": item.note,
+    }
