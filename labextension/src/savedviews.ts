@@ -37,6 +37,7 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel } from '@jupyterlab/services';
 
+import { offerRedraw, type IRedrawSite } from './appredraw';
 import { watchAppViews } from './appteardown';
 
 export const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
@@ -221,6 +222,8 @@ export interface INotebookSite {
   readonly ready: Promise<void>;
   /** The notebook's kernel connection once `ready`; null without a kernel. */
   kernel(): IWidgetKernel | null;
+  /** What a saved MCP Apps view's "draw again" button runs its call on (`appredraw.ts`); none: no button. */
+  readonly redraw?: IRedrawSite;
 }
 
 /** The site of a notebook panel. */
@@ -228,7 +231,16 @@ export function notebookSite(panel: NotebookPanel): INotebookSite {
   return {
     rendermime: panel.content.rendermime,
     ready: panel.sessionContext.ready,
-    kernel: () => panel.sessionContext.session?.kernel ?? null
+    kernel: () => panel.sessionContext.session?.kernel ?? null,
+    redraw: redrawSite(panel)
+  };
+}
+
+/** What a saved MCP Apps view's button of `panel` runs its call on (`appredraw.ts`). */
+export function redrawSite(panel: NotebookPanel): IRedrawSite {
+  return {
+    rendermime: panel.content.rendermime,
+    kernel: () => panel.sessionContext?.session?.kernel ?? null
   };
 }
 
@@ -302,6 +314,9 @@ function guardRenderer(
           summary,
           model.trusted
         );
+        if (drawn && site.redraw) {
+          offerRedraw(drawn.node, summary, site.redraw);
+        }
         return;
       }
     }
@@ -407,7 +422,11 @@ export function fill(panel: NotebookPanel, loading: boolean): boolean {
           html,
           output.trusted,
           false
-        );
+        ).then(drawn => {
+          if (drawn) {
+            offerRedraw(drawn.node, html, redrawSite(panel));
+          }
+        });
       }
     }
   }

@@ -17,8 +17,9 @@
  * the view asks of the server (`tools/call`, `resources/read`) goes to the
  * kernel as a custom message and is answered by the kernel's client (which
  * refuses tools whose visibility leaves out "app"); links open only when the
- * person clicks; there is no model, so `ui/message` is declined and model
- * context is accepted and dropped.
+ * person clicks (each link asked, opened or dismissed is told to the kernel,
+ * which keeps it in the task's record); there is no model, so `ui/message` is
+ * declined and model context is accepted and dropped.
  */
 
 import {
@@ -261,7 +262,14 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
     } as McpUiHostContext;
   }
 
+  /** Links offered so far: each is told to the kernel (asked, then opened or dismissed) for the record. */
+  let linksOffered = 0;
+
   function offerLink(url: string): Promise<Record<string, unknown>> {
+    const link = ++linksOffered;
+    const tell = (answer: string): void =>
+      model.send({ type: 'link', link, url, answer });
+    tell('asked');
     return new Promise(resolve => {
       const row = h('div', 'mtj-app-link');
       const text = h('span', 'mtj-app-link-text', 'The view asks to open ');
@@ -272,10 +280,12 @@ function render({ model, el }: IRenderProps<IAppState>): () => void {
       const dismiss = button('Dismiss', 'jp-Button jp-mod-styled');
       link.addEventListener('click', () => {
         row.remove();
+        tell('opened');
         resolve({});
       });
       dismiss.addEventListener('click', () => {
         row.remove();
+        tell('dismissed');
         resolve({ isError: true });
       });
       text.append(link);
