@@ -13,6 +13,8 @@ sorted keys, no spaces, UTF-8, as the index stores it), the notebook it came fro
 ``orcid``, ``affiliation``; ``index/author.py``); a task that drew an MCP Apps view names it and what it
 called (``app_view``: ``uri``, ``calls``, ``more``), and a task a view started names that view
 (``started_by``: ``view``, ``tool``, ``record``, ``task_id``; both as ``index/view_record.py`` keeps them).
+A task that is a sweep's item (``%mcp_map``, ``index/sweeps.py``) names the sweep (``sweep``), its place
+(``sweep_item``) and, when it was sent again after a restart, why (``sent_again``).
 A cached handle exports the record whose result it reused, with ``cached`` true.
 
 ``export(what, path)``: ``what`` is handles (or records), or a filter (``{"status": ..., "server":
@@ -25,6 +27,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict
@@ -46,6 +49,8 @@ from ..tasks.status import shown_status
 
 if TYPE_CHECKING:
     from ..tasks.handle import TaskHandle
+
+log = logging.getLogger(__name__)
 
 #: The columns of an export, in order (CSV header; the keys of every JSON Lines row).
 COLUMNS = (
@@ -79,6 +84,9 @@ COLUMNS = (
     "author",
     "app_view",
     "started_by",
+    "sweep",
+    "sweep_item",
+    "sent_again",
 )
 #: The columns that hold lists or mappings (JSON text in CSV).
 STRUCTURED = ("arguments", "questions", "author", "app_view", "started_by")
@@ -162,6 +170,9 @@ def provenance_row(record: TaskRecord, *, cached: bool = False) -> dict[str, Any
         "author": author_data(record.author),
         "app_view": record.app_view.as_data() if record.app_view is not None else None,
         "started_by": record.started_by.as_data() if record.started_by is not None else None,
+        "sweep": None,
+        "sweep_item": None,
+        "sent_again": None,
     }
     return dict(scrub_data(row))  # a secret registered in this process never leaves it
 
@@ -224,7 +235,7 @@ def rows(what: Selection = None, *, index: TaskIndex | None = None) -> list[dict
             raise UsageError(f"export: unknown filter key(s) {', '.join(unknown)} (use {', '.join(FILTER_KEYS)})")
         if index is None:
             raise UsageError("export: the task index is off (MTJ_INDEX=off): there are no records to export")
-        return [provenance_row(r) for r in matching(index.records(), **wanted)]
+        return with_sweeps([provenance_row(r) for r in matching(index.records(), **wanted)], index)
     if isinstance(what, (TaskHandle, TaskRecord)):
         what = [what]
     out: list[dict[str, Any]] = []
@@ -239,7 +250,32 @@ def rows(what: Selection = None, *, index: TaskIndex | None = None) -> list[dict
             raise UsageError(
                 f"export: expected task handles, records or a filter mapping, got {type(item).__name__}"
             )
-    return out
+    return with_sweeps(out, index)
+
+
+def with_sweeps(rows_: list[dict[str, Any]], index: TaskIndex | None) -> list[dict[str, Any]]:
+    """``rows_`` with, on each row of a sweep's item (``%mcp_map``, issue 33), the sweep, the item's place
+    and, when it was sent again, why (the server lost its task, or its send was in flight when its kernel
+    stopped): what a resumed sweep's view says, item by item. Read in one query; an index whose sweeps
+    cannot be read leaves the rows as they are."""
+    from ..index.sweeps import SweepStore, record_items
+
+    ids = [row["record"] for row in rows_ if row.get("record") is not None]
+    if index is None or not ids:
+        return rows_
+    store = SweepStore(index.location, index.describe())
+    try:
+        found = store.now(record_items, ids)
+    except Exception as exc:  # the records export all the same
+        log.warning("the sweeps of %s could not be read for the export: %s", index.describe(), exc)
+        return rows_
+    finally:
+        store.close()
+    for row in rows_:
+        item = found.get(row.get("record"))  # type: ignore[arg-type]
+        if item is not None:
+            row["sweep"], row["sweep_item"], row["sent_again"] = item
+    return rows_
 
 
 def write(rows_: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> int:

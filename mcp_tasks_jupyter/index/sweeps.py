@@ -521,6 +521,23 @@ def containing(database: IndexBackend, db: Any, records: Iterable[int]) -> list[
     return [(s, items(database, db, s.id)) for s in map(_sweep, rows) if s.id in found]
 
 
+def record_items(
+    database: IndexBackend, db: Any, records: Iterable[int]
+) -> dict[int, tuple[str, int, str | None]]:
+    """Of each of ``records`` (task records' ids) that is a sweep's item: (the sweep, its place, why it was
+    sent again or None); a record an item of two sweeps (one resumed by a new sweep) is the newest's."""
+    wanted = set(records)
+    found: dict[int, tuple[str, int, str | None]] = {}
+    for sweep, position, note, record in database.execute(
+        db,
+        "SELECT i.sweep, i.position, i.note, i.record FROM sweep_items i JOIN sweeps s ON s.id = i.sweep "
+        "WHERE i.record IS NOT NULL ORDER BY s.created_at",
+    ).fetchall():
+        if record in wanted:
+            found[int(record)] = (sweep, int(position), note)
+    return found
+
+
 def listing(database: IndexBackend, db: Any, target: str | None = None) -> list[SweepCounts]:
     """Every sweep (on ``target``), newest first, with its items' counts by state."""
     where, params = ("WHERE s.target = ?", (target,)) if target else ("", ())
@@ -593,6 +610,7 @@ __all__ = [
     "new_owner",
     "owner_alive",
     "page",
+    "record_items",
     "take_over",
     "take_over_dead",
 ]

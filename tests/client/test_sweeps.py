@@ -325,6 +325,14 @@ async def test_a_server_restarted_mid_sweep_that_lost_its_tasks(tmp_path: Path, 
     assert all(calls[f"i{i}"] == 1 for i in range(n) if f"i{i}" not in noted)
     assert all(calls[label] == 2 for label, note in noted.items() if "no longer had" in note)
     assert all(calls[label] <= 2 for label in noted)
+    # the export tells the same, item by item: each item's record names its sweep, its place and why it was
+    # sent again (issue 33 item 5)
+    exported = tmp_path / "sweep.jsonl"
+    mtj.export(None, exported, index=TaskIndex(location))
+    placed = {row["sweep_item"]: row for row in mtj.read_export(exported) if row["sweep"] == sweep}
+    assert sorted(placed) == list(range(n))
+    assert {f"i{i}": row["sent_again"] for i, row in placed.items() if row["sent_again"]} == noted
+    assert all(row["arguments"]["label"] == f"i{i}" for i, row in placed.items())
 
 
 @pytest.mark.timeout(240)
