@@ -396,3 +396,55 @@ async def test_followers_of_a_process_that_dies_take_its_items_over_once(
     assert all(calls[f"i{i}"] == 1 for i in range(n) if f"i{i}" not in noted), calls
     assert all(calls[label] <= 2 for label in noted) and len(noted) <= limit, noted
     assert all("in flight" in note for note in noted.values()), noted  # the server kept its tasks
+
+
+@pytest.mark.timeout(240)
+async def test_a_runner_taken_for_dead_while_alive_stops_sending_and_follows(
+    demo_http: str, counts: Path, tmp_path: Path, index_location: str
+) -> None:
+    """A runner whose heartbeat is slow (its lease 40 s: a beat every 5 s) is taken for dead by a follower
+    with a short lease (1 s) while it still runs: the follower takes its items over; the runner's claims of
+    its next items fail from then on (as its next heartbeat would tell it), so it follows them from the
+    index instead of sending them. Both bind every result in order; each item reaches the server once, but
+    those noted as sent again (claimed by the runner before its items moved, at most the limit's worth)."""
+    n, limit = 300, 16
+    script = tmp_path / "slow_beat.py"
+    script.write_text(
+        "import asyncio\n"
+        "import mcp_tasks_jupyter as mtj\n"
+        "async def main():\n"
+        f"    async with mtj.connect({demo_http!r}, index={index_location!r}, protocol_version='2025-11-25')"
+        " as c:\n"
+        f"        b = await c.map('slow_compute', {items(n, 0.3)!r}, limit={limit})\n"
+        "        print('sweep', b.sweep, flush=True)\n"
+        f"        results = await b.gather(timeout={WAIT * 2})\n"
+        "        print(' '.join(r.structured['label'] for r in results), flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    runner = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+        env=python_env({**os.environ, "MTJ_SWEEP_LEASE": "40"}),
+    )  # fmt: skip
+    follower: subprocess.Popen[str] | None = None
+    try:
+        assert runner.stdout is not None
+        sweep = runner.stdout.readline().split()[1]
+        await eventually(lambda: len(counts.read_text().splitlines()) >= limit)
+        follower = _resumer(
+            tmp_path, "quick", demo_http, index_location, sweep, {**os.environ, "MTJ_SWEEP_LEASE": "1"}
+        )
+        outs = [process.communicate(timeout=WAIT * 3)[0].splitlines() for process in (runner, follower)]
+        assert [runner.returncode, follower.returncode] == [0, 0], outs
+    finally:
+        for process in (runner, follower):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(10)
+    labels = [f"i{i}" for i in range(n)]
+    assert outs[0][0].split() == labels and outs[1][1].split() == labels
+    rows = sweep_rows(index_location, sweep)
+    assert {r[1] for r in rows} == {"ended"}
+    calls = calls_by_label(counts)
+    noted = {f"i{r[0]}": r[5] for r in rows if r[5] is not None}
+    assert all(calls[label] == 1 for label in labels if label not in noted), calls
+    assert all(calls[label] <= 2 for label in noted) and len(noted) <= limit, noted
