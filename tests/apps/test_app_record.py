@@ -118,13 +118,15 @@ async def test_the_record_names_the_view_and_what_it_called(tmp_path: Path) -> N
     assert "started_by" in _cli(index, "show", str(inner_record.id))
     # no secret anywhere a study keeps
     kept = [
-        (tmp_path / "tasks.sqlite3").read_bytes().decode("utf-8", "replace"),
+        # every byte of the index: the database, its WAL and shared-memory files
+        b"".join(p.read_bytes() for p in sorted(tmp_path.glob("tasks.sqlite3*"))).decode("utf-8", "replace"),
         (tmp_path / "tasks.jsonl").read_text(),
         (tmp_path / "tasks.csv").read_text(),
         listed,
         shown_text,
         json.dumps(view.get_state(), default=str),
     ]
+    assert "steer_chart" in kept[0] and "ui/open-link" in kept[0]  # the view's calls are in what was read
     for text in kept:
         assert secret not in text and "sk-live-123" not in text and "t0k3n" not in text
 
