@@ -23,8 +23,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     # parts that drive a task (the lifecycle, the pollers, the dialects, the runtime)
     ("tasks/control.py", "_control"): "control_of is the one door to a handle's TaskControl",
 }
-#: Underscored names that are public by convention (the dunders and IPython's display hooks).
-CONVENTION = ("__",)
+#: Underscored names that are public by convention: the dunders, and IPython's display and traceback hooks
+#: (``_repr_html_`` ..., ``_render_traceback_``: what IPython asks an object or an exception for).
+CONVENTION = ("__", "_repr_", "_render_traceback_")
 
 
 def _own(node: ast.expr) -> bool:
@@ -44,7 +45,7 @@ def _reaches() -> list[str]:
                 name = node.attr
                 if not name.startswith("_") or name.startswith(CONVENTION) or _own(node.value):
                     continue
-                if name.startswith("_repr_") or (where, name) in ALLOWED:
+                if (where, name) in ALLOWED:
                     continue
                 found.append(f"{where}:{node.lineno}: .{name}")
             elif isinstance(node, ast.ImportFrom):
