@@ -35,6 +35,7 @@ from ..tasks.status import FAILURES, LOST, QUEUED, STATUSES
 from ..tasks.waiting import as_completed, gather
 from ..views.labels import arguments_label
 from ..views.view import failure_message
+from .batch_tally import EndTally
 
 if TYPE_CHECKING:
     from ..protocol.types import Tool
@@ -184,9 +185,15 @@ class Batch(Sequence[TaskHandle]):
             handles.append(handle)
         self._queue.extendleft(reversed(again))  # those sent again go first
         self._handles = handles
+        #: The ended tasks counted once each (what a view draws without visiting every handle), and the
+        #: first place not known to have ended (``ready``).
+        self._tally = EndTally(len(handles), FAILED_SHOWN, SLOWEST_SHOWN)
+        self._open = 0
         for handle in handles:
             handle.on_change(self._relay)
             handle.add_done_callback(self._task_ended)
+            if handle.done():
+                self._count_end(handle)
         if self._sweep is not None:
             self._sweep.on_confirmed = self._fill
             self._sweep.on_taken = self._taken_from_here
@@ -218,8 +225,12 @@ class Batch(Sequence[TaskHandle]):
     # -- waiting ---------------------------------------------------------------------------------
 
     def ready(self) -> bool:
-        """Whether every task of the batch has ended."""
-        return all(handle.done() for handle in self._handles)
+        """Whether every task of the batch has ended (the places before the first open one are not asked
+        again: a handle that ended stays ended)."""
+        handles = self._handles
+        while self._open < len(handles) and handles[self._open].done():
+            self._open += 1
+        return self._open == len(handles)
 
     def done(self) -> bool:
         return self.ready()
@@ -247,10 +258,12 @@ class Batch(Sequence[TaskHandle]):
     @property
     def finished(self) -> float | None:
         """When the last task ended (epoch seconds); None while one has not."""
-        ends = [handle.finished for handle in self._handles]
-        if not ends or any(end is None for end in ends):
+        if not self._handles or not self.ready():
             return None
-        return max(end for end in ends if end is not None)
+        if self._tally.ended < len(self._handles):  # an end not heard yet (its callback is on its way)
+            for handle in self._handles:
+                self._count_end(handle)
+        return self._tally.last_end
 
     # -- cancelling ------------------------------------------------------------------------------
 
@@ -478,6 +491,7 @@ class Batch(Sequence[TaskHandle]):
 
     def _task_ended(self, handle: TaskHandle) -> None:
         self._ended += 1
+        self._count_end(handle)
         self._sent.discard(handle)
         self._record_end(handle)
         self._fill()
@@ -545,7 +559,17 @@ class Batch(Sequence[TaskHandle]):
         else:
             self._on_end.append(callback)
 
-    def _relay(self, _handle: TaskHandle) -> None:
+    def _count_end(self, handle: TaskHandle) -> None:
+        """Count an ended task in the view's tally (once; ``batch_tally.py``)."""
+        place = self._position.get(handle)
+        if place is None or self._tally.counted(place) or not handle.done():
+            return
+        timed = not handle.cached and handle not in self._before
+        self._tally.count(place, handle, failed=_failed(handle), timed=timed)
+
+    def _relay(self, handle: TaskHandle) -> None:
+        if handle.done():
+            self._count_end(handle)
         for callback in tuple(self._callbacks):
             try:
                 callback(self)
@@ -553,33 +577,41 @@ class Batch(Sequence[TaskHandle]):
                 log.exception("a batch on_change callback failed for %r", self)
 
     def view(self, now: float | None = None) -> BatchView:
-        """The snapshot every view of this batch draws (see :class:`BatchView`)."""
+        """The snapshot every view of this batch draws (see :class:`BatchView`). It costs what the running
+        tasks cost: the ended ones are counted as they end (``batch_tally.py``), the others are queued."""
         now = time.time() if now is None else now
-        counts: collections.Counter[str] = collections.Counter()
-        progress = 0.0
-        failed: list[BatchTask] = []
-        timed: list[BatchTask] = []
-        for index, handle in enumerate(self._handles):
+        tally = self._tally
+        live: dict[TaskHandle, None] = {}
+        for handle in (*self._sent, *self._elsewhere):
+            if handle.done():
+                self._count_end(handle)
+            else:
+                live[handle] = None
+        counts: collections.Counter[str] = collections.Counter(tally.counts)
+        progress = float(tally.ended)
+        running: list[tuple[float, int]] = []
+        for handle in live:
             counts[handle.status] += 1
-            done = handle.done()
-            if done:
-                progress += 1.0
-            elif handle.progress is not None and handle.progress.fraction is not None:
+            if handle.progress is not None and handle.progress.fraction is not None:
                 progress += handle.progress.fraction
-            if handle.status == QUEUED:
-                continue
-            if done and len(failed) < FAILED_SHOWN and _failed(handle):
-                failed.append(self._entry(index, handle, failure_message(handle) or "the tool reported an error"))
-            if not handle.cached and handle not in self._before:
-                timed.append(self._entry(index, handle))
+            if handle.status != QUEUED and not handle.cached and handle not in self._before:
+                running.append((now - handle.started, self._position[handle]))
         total = len(self._handles)
+        queued = total - tally.ended - len(live)
+        if queued > 0:
+            counts[QUEUED] += queued
+        handles = self._handles
+        failed = [
+            self._entry(place, handles[place], failure_message(handles[place]) or "the tool reported an error")
+            for place in tally.failed
+        ]
+        slowest = [self._entry(place, handles[place]) for place in tally.slowest_places(running)]
         fraction = progress / total if total else 1.0
         finished = self.finished
         elapsed = (finished or now) - self.started
         eta = None
         if finished is None and 0 < fraction < 1:
             eta = elapsed / fraction * (1 - fraction)
-        timed.sort(key=lambda task: (task.finished or now) - task.started, reverse=True)
         order = {status: i for i, status in enumerate(STATUSES)}
         return BatchView(
             tool=self.tool,
@@ -587,13 +619,13 @@ class Batch(Sequence[TaskHandle]):
             total=total,
             limit=self.limit,
             counts=dict(sorted(counts.items(), key=lambda item: order.get(item[0], len(order)))),
-            ended=sum(1 for handle in self._handles if handle.done()),
+            ended=tally.ended,
             fraction=fraction,
             started=self.started,
             finished=finished,
             eta=eta,
             failed=tuple(failed),
-            slowest=tuple(timed[:SLOWEST_SHOWN]),
+            slowest=tuple(slowest),
             sweep=self.sweep,
             resumed=self.resumed.text() if self.resumed is not None else None,
         )

@@ -22,6 +22,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import sys
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,8 @@ CREATION_WAIT_S = 5.0
 #: Ended tasks remembered (id → final status), so that a late question naming one is refused.
 ENDED_TASKS_KEPT = 1000
 LOGS_KEPT = 500
+#: A task's log line's keys, level and logger up to this long are shared between lines (``sys.intern``).
+SHARED_WORD_CHARS = 64
 
 _tokens = itertools.count(1)
 
@@ -455,7 +458,7 @@ class TaskLifecycle:
         """A log notification, of ``handle``'s task or (None) of the connection."""
         params = scrub_data(params)  # the server may echo a secret it was given
         if handle is not None:
-            control_of(handle).logged(params)
+            control_of(handle).logged(_untagged(params, handle.task_id))
         else:
             self.logs.append(params)
 
@@ -612,6 +615,22 @@ def unanswered_call(exc: MCPError, handle: TaskHandle) -> TaskLost | None:
 def _settle(future: asyncio.Future[BaseException | None], value: BaseException | None) -> None:
     if not future.done():
         future.set_result(value)
+
+
+def _untagged(params: dict[str, Any], task_id: str | None) -> dict[str, Any]:
+    """A task's log line as its handle keeps it (a sweep's handles each keep theirs): without the ``_meta`` tag
+    that named its task (``{"taskId": ...}`` under the dialect's key: the handle is that task), its keys and
+    its level and logger shared (``sys.intern``) rather than one copy per line; what it says is kept whole."""
+    line: dict[str, Any] = {}
+    for key, value in params.items():
+        if key == "_meta" and isinstance(value, dict) and task_id is not None:
+            value = {k: v for k, v in value.items() if not (isinstance(v, dict) and v == {"taskId": task_id})}
+            if not value:
+                continue
+        elif key in ("level", "logger") and isinstance(value, str) and len(value) <= SHARED_WORD_CHARS:
+            value = sys.intern(value)
+        line[sys.intern(key) if isinstance(key, str) and len(key) <= SHARED_WORD_CHARS else key] = value
+    return line
 
 
 __all__ = ["TaskLifecycle", "as_task_failure", "ended_reason"]

@@ -10,7 +10,6 @@ those a view shows tell the handle's observers (``on_change``).
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import time
 from collections.abc import Callable
@@ -63,6 +62,7 @@ class HandleState:
         "index_row",
         "last_updated_at",
         "logs",
+        "logs_kept",
         "out_var",
         "outcome",
         "pending_input",
@@ -112,8 +112,10 @@ class HandleState:
         #: ``index/view_record.py``'s ViewRecord and StartedBy).
         self.app_view: dict[str, Any] | None = None
         self.started_by: dict[str, Any] | None = None
-        #: Log notifications of the task, newest last (at most ``logs_kept``).
-        self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=logs_kept)
+        #: Log notifications of the task, newest last (at most ``logs_kept``): a list, which costs what it
+        #: holds (a deque takes 600 bytes for its first line: a sweep's 100,000 handles each keep a few).
+        self.logs: list[dict[str, Any]] = []
+        self.logs_kept = logs_kept
         #: Server requests waiting on the client for the task, by request id (elicitation, sampling).
         self.pending_input: dict[Any, dict[str, Any]] = {}
         #: How each question was answered: (message, source, action), in order.
@@ -239,6 +241,8 @@ class TaskControl:
         """A log notification of this task (already scrubbed of secrets)."""
         s = self._s
         s.logs.append(params)
+        if len(s.logs) > s.logs_kept:
+            del s.logs[0]
         self.changed()
 
     def question_opened(self, key: Any, request: dict[str, Any]) -> None:

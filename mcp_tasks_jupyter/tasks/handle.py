@@ -5,7 +5,6 @@ handle is what every view reads."""
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import time
 from collections.abc import Awaitable, Callable, Generator
@@ -188,7 +187,7 @@ class TaskHandle:
         return self._s.generation
 
     @property
-    def logs(self) -> collections.deque[dict[str, Any]]:
+    def logs(self) -> list[dict[str, Any]]:
         """Log notifications of this task, newest last (at most ``LOG_LINES_KEPT``)."""
         return self._s.logs
 
