@@ -19,7 +19,9 @@ const WIDGETS = {
   question: ['question.ts', ['form.css']],
   batch: ['batch.ts', ['task.css', 'batch.css', 'status.css']],
   signin: ['signin.ts', ['signin.css']],
-  app: ['app.ts', ['app.css']]
+  // The views' code is sent once per kernel (apphost, no style); each view's own module borrows it.
+  apphost: ['apphost.ts', []],
+  appview: ['appview.ts', ['app.css']]
 };
 
 const common = {
@@ -30,6 +32,7 @@ const common = {
 };
 
 const builds = Object.entries(WIDGETS).flatMap(([name, [entry, sheets]]) => {
+  const styled = sheets.length > 0;
   const banner = `/* mcp-tasks-jupyter ${name} widget, built from labextension/src/widgets by npm run build:widgets: do not edit */`;
   return [
     {
@@ -52,7 +55,7 @@ const builds = Object.entries(WIDGETS).flatMap(([name, [entry, sheets]]) => {
       outfile: `${outdir}/${name}.css`,
       banner: { css: banner }
     }
-  ];
+  ].slice(0, styled ? 2 : 1);
 });
 
 if (watch) {

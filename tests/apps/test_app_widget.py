@@ -14,6 +14,7 @@ import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.demo.app_tools import VIEW_HTML, VIEW_URI
+from mcp_tasks_jupyter.jupyter.widgets.app_host import bridge_host
 from mcp_tasks_jupyter.jupyter.widgets.app_widget import MAX_IN_FLIGHT, AppViewWidget, app_view
 from tests.jupyter.conftest import UpdateCounter, demo_client
 from tests.support import eventually
@@ -218,3 +219,21 @@ async def test_a_registered_secret_in_a_result_never_crosses_the_bridge():
         await eventually(lambda: 1 in answers(sent), timeout=WAIT, what="the answer")
     assert secret not in json.dumps(view.get_state(), default=str) and secret not in json.dumps(answers(sent))
     assert answers(sent)[1]["result"]["structuredContent"]["ran"] == "echo_back"
+
+
+async def test_views_borrow_one_host_of_their_code_and_stay_small():
+    """The code that draws views (most of a megabyte) goes to the page once per kernel, in the one
+    AppBridgeHost; each view's own state names that host and holds a module of a few hundred bytes."""
+    async with demo_client("--poll-interval", "100") as demo:
+        tasks = [
+            await demo.start_task("live_chart", {"label": f"w{n}", "points": 2, "interval": 0.1}) for n in range(2)
+        ]
+        views = [app_view(task, demo) for task in tasks]
+        assert all(isinstance(v, AppViewWidget) for v in views)
+        first, second = (v.get_state() for v in views if v is not None)
+        host = bridge_host()
+        assert first["host"] == second["host"] == f"anywidget:{host.model_id}"
+        assert len(host.get_state()["_esm"]) > 100_000  # the bridge and its schemas, once
+        for state in (first, second):
+            assert len(json.dumps(state)) < 20_000, "a view carries the drawing code itself"
+        await asyncio.wait_for(mtj.gather(*tasks, return_exceptions=True), WAIT)

@@ -40,6 +40,7 @@ from ...protocol.apps import ToolUI
 from ...redact import redact_arguments, scrub, scrub_data
 from ...tasks.control import control_of
 from . import front_end
+from .app_host import bridge_host
 
 if TYPE_CHECKING:
     from ...client import Client
@@ -71,9 +72,11 @@ REFUSED = -32000
 class AppViewWidget(anywidget.AnyWidget):
     """The view of one app tool's task (made by :func:`app_view`; shown by ``jupyter/display.py``)."""
 
-    _esm = front_end.esm("app")
-    _css = front_end.css("app")
+    _esm = front_end.esm("appview")
+    _css = front_end.css("appview")
 
+    #: The kernel's one host of the code that draws views (``app_host.py``), which this view borrows.
+    host = anywidget.WidgetTrait().tag(sync=True)
     server = t.Unicode("").tag(sync=True)
     tool = t.Unicode("").tag(sync=True)
     uri = t.Unicode("").tag(sync=True)
@@ -98,6 +101,7 @@ class AppViewWidget(anywidget.AnyWidget):
         assert uri is not None and (handle is not None or record is not None)
         arguments = handle.arguments if handle is not None else record.arguments if record is not None else {}
         super().__init__(
+            host=bridge_host(),
             server=handle.server if handle is not None else record.server_name if record is not None else "",
             tool=tool.name,
             uri=uri,
