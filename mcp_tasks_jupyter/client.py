@@ -41,6 +41,8 @@ Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 DEFAULT_CALL_TIMEOUT_S = 600.0
 #: How much of the server's reported name and version the task index keeps.
 MAX_SOFTWARE_CHARS = 200
+#: Items of a ``map`` whose arguments are checked between two turns of the loop.
+MAP_CHECKS_PER_TURN = 500
 
 
 class Client:
@@ -349,6 +351,8 @@ class Client:
                 self._check_arguments(spec, args)
             except UsageError as exc:
                 raise UsageError(f"map item {place}: {exc.detail}", server=self.name) from None
+            if place % MAP_CHECKS_PER_TURN == MAP_CHECKS_PER_TURN - 1:
+                await asyncio.sleep(0)  # a 100,000-item map's checks take seconds: the loop runs between
         plan = None
         if self.index is not None:
             from .running.sweep import plan as plan_sweep

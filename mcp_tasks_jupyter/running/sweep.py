@@ -26,9 +26,9 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import TaskCancelled, TaskExpired, TaskFailed, TaskLost, TaskNotFound, UsageError
 from ..index import sweeps as store
@@ -43,7 +43,13 @@ if TYPE_CHECKING:
     from .lifecycle import TaskLifecycle
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
+#: Task records read at once when a sweep is resumed (its handles are made from them a chunk at a time).
+RECORDS_AT_ONCE = 2000
+#: Items worked on (their keys, their kept arguments) between two turns of the loop.
+ITEMS_PER_TURN = 500
 #: How often the items another live runner holds are looked up (seconds).
 FOLLOW_EVERY_S = 1.0
 #: What an item's record says when it is sent once more.
@@ -233,8 +239,8 @@ class SweepRun:
         self._beat = loop.call_later(store.HEARTBEAT_S, self._heartbeat)
 
     def _heard(self, beat: concurrent.futures.Future[bool]) -> None:
-        if beat.exception() is not None or beat.result() or self._closed or self.taken:
-            return
+        if beat.exception() is not None or beat.result() or self._closed or self.taken or self.broken is not None:
+            return  # (a sweep the index could not record has no row to find: it goes on unrecorded)
         self.taken = True
         log.warning(
             "sweep %s: another kernel took this one as stopped and took its items over; it sends none of "
@@ -384,7 +390,7 @@ async def plan(
     server = lifecycle.server
     owner = store.new_owner()
     key = index.key
-    keys = [index.arguments_key(args) for args in items] if items is not None else None
+    keys = await in_turns(items, index.arguments_key) if items is not None else None
     found: store.SweepRow | None = None
     if not restart and (resume is not False):
         sweep_id = resume if isinstance(resume, str) else None
@@ -421,7 +427,8 @@ async def plan(
             hostname=None,
             pid=None,
         )
-        kept = [(canonical_json(store.kept_arguments(args, key)), k) for args, k in zip(items, keys, strict=True)]
+        kept_json = await in_turns(items, lambda args: canonical_json(store.kept_arguments(args, key)))
+        kept = list(zip(kept_json, keys, strict=True))
         run = SweepRun(sweeps, row, owner)
         # Recorded before any claim: the store's one thread runs them in order.
         recorded = sweeps.submit(store.record_sweep, row, kept, owner)
@@ -448,11 +455,7 @@ async def _resumed(
     keys: list[str] | None,
     limit: int,
 ) -> Plan:
-    def take(database: Any, db: Any) -> tuple[list[store.ItemRow], dict[int, TaskRecord]]:
-        rows = store.take_over(database, db, found.id, owner)
-        return rows, records_by_id(database, db, [r.record for r in rows if r.record is not None])
-
-    rows, records = await sweeps.call(take)
+    rows = await sweeps.call(store.take_over, found.id, owner)
     server = lifecycle.server
     if len(rows) != found.total:
         raise UsageError(f"sweep {found.id}: {len(rows)} of its {found.total} items are recorded", server=server)
@@ -477,9 +480,8 @@ async def _resumed(
     run = SweepRun(sweeps, found, owner)
     earlier: dict[int, Earlier] = {}
     counts = dict.fromkeys(("before", "reattached", "lost", "in_doubt", "fresh", "elsewhere"), 0)
-    checks: list[store.ItemRow] = []
-    for row in rows:
-        record = records.get(row.record) if row.record is not None else None
+    checks: list[tuple[store.ItemRow, TaskRecord | None]] = []
+    async for row, record in _with_records(sweeps, rows):
         if row.owner != owner and not (row.state == store.ENDED and record is not None and _finished(record)):
             earlier[row.position] = Earlier(elsewhere=True)  # another live runner's: followed
             counts["elsewhere"] += 1
@@ -492,7 +494,7 @@ async def _resumed(
             earlier[row.position] = Earlier(handle=_failed_before(lifecycle, spec, items[row.position], row))
             counts["before"] += 1
         elif row.state in (store.SENT, store.ENDED) and row.task_id is not None:
-            checks.append(row)
+            checks.append((row, record))
         elif row.state in (store.GOING, store.SENT, store.ENDED):
             earlier[row.position] = Earlier(note=IN_DOUBT_NOTE)
             counts["in_doubt"] += 1
@@ -501,7 +503,7 @@ async def _resumed(
     # Does the server still have the tasks sent before? (at most ``limit`` asked at once)
     gate = asyncio.Semaphore(limit)
 
-    async def check(row: store.ItemRow) -> None:
+    async def check(row: store.ItemRow, record: TaskRecord | None) -> None:
         assert row.task_id is not None
         async with gate:
             kept = await _server_has(lifecycle, row.task_id)
@@ -510,7 +512,6 @@ async def _resumed(
             counts["lost"] += 1
             return
         handle = lifecycle.attach(row.task_id, tool=spec.name)
-        record = records.get(row.record) if row.record is not None else None
         if record is not None:
             control_of(handle).resumed_from(record.id, items[row.position], record.out_var)
             handle.on_change(Recorder(index, record.id))
@@ -520,9 +521,33 @@ async def _resumed(
         earlier[row.position] = Earlier(handle=handle, attached=True)
         counts["reattached"] += 1
 
-    await asyncio.gather(*(check(row) for row in checks))
+    await asyncio.gather(*(check(row, record) for row, record in checks))
     resumed = Resumed(found.id, **counts)
     return Plan(run, items, earlier, resumed, said=resumed.text())
+
+
+async def in_turns(items: Sequence[T], work: Callable[[T], R]) -> list[R]:
+    """``[work(item) for item in items]``, letting the loop run other work (a cell, a poll) every
+    :data:`ITEMS_PER_TURN` items: a 100,000-item sweep's keys take seconds, which the loop must not wait."""
+    out: list[R] = []
+    for place, item in enumerate(items):
+        out.append(work(item))
+        if place % ITEMS_PER_TURN == ITEMS_PER_TURN - 1:
+            await asyncio.sleep(0)
+    return out
+
+
+async def _with_records(
+    sweeps: store.SweepStore, rows: list[store.ItemRow]
+) -> AsyncIterator[tuple[store.ItemRow, TaskRecord | None]]:
+    """Each of ``rows`` with its task record (None: none), the records read :data:`RECORDS_AT_ONCE` at a time on
+    the store's thread: a resumed 100,000-item sweep never holds all its records at once, and the loop runs
+    other work (a cell) between two reads."""
+    for start in range(0, len(rows), RECORDS_AT_ONCE):
+        chunk = rows[start : start + RECORDS_AT_ONCE]
+        records = await sweeps.call(records_by_id, [r.record for r in chunk if r.record is not None])
+        for row in chunk:
+            yield row, records.get(row.record) if row.record is not None else None
 
 
 async def _server_has(lifecycle: TaskLifecycle, task_id: str) -> bool:
