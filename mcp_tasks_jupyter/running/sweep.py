@@ -144,6 +144,8 @@ class SweepRun:
         except Exception as exc:
             self.broke(exc)
             return positions
+        if self.broken is not None:  # the sweep was never recorded (its items are not there): unrecorded
+            return positions
         for lost in set(positions) - set(claimed):
             self.unconfirmed.discard(lost)
         return claimed

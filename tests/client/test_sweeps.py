@@ -448,3 +448,25 @@ async def test_a_runner_taken_for_dead_while_alive_stops_sending_and_follows(
     noted = {f"i{r[0]}": r[5] for r in rows if r[5] is not None}
     assert all(calls[label] == 1 for label in labels if label not in noted), calls
     assert all(calls[label] <= 2 for label in noted) and len(noted) <= limit, noted
+
+
+async def test_a_sweep_the_index_cannot_record_goes_on_unrecorded(
+    demo_http: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index refuses the sweep's record (here a trigger): the batch goes on unrecorded and ends; its
+    heartbeats, which find no row of it, never make it take itself for taken over (it would then wait
+    for another kernel forever)."""
+    from mcp_tasks_jupyter.index import sweeps as store
+
+    monkeypatch.setattr(store, "HEARTBEAT_S", 0.05)
+    location = str(tmp_path / "index" / "tasks.sqlite3")
+    TaskIndex(location).records()  # made, with its tables
+    run_sql(
+        location,
+        "CREATE TRIGGER no_sweeps BEFORE INSERT ON sweeps BEGIN SELECT RAISE(ABORT, 'no sweeps here'); END",
+    )
+    async with mtj.connect(demo_http, index=location, protocol_version="2025-11-25") as client:
+        batch = await client.map("slow_compute", items(24, 0.1), limit=4)
+        results = await batch.gather(timeout=WAIT)
+        assert [r.structured["label"] for r in results] == [f"i{i}" for i in range(24)]
+        assert batch.sweep is None  # not recorded, and said so
