@@ -15,11 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 #: What the build reads (besides node_modules).
 SOURCES = ["src", "schema", "style", "scripts", "package.json", "package-lock.json", "tsconfig.json",
            "tsconfig.widgets.json"]
-WIDGETS = ["task", "board", "question", "batch", "signin"]
+WIDGETS = ["task", "board", "compact", "question", "batch", "signin", "appview"]
+#: Widget modules with no style of their own (the MCP Apps views' code, sent once per kernel).
+UNSTYLED = ["apphost"]
 #: What the build writes and the wheel ships (pyproject.toml's ensured-targets: the same list).
 OUTPUTS = ["mcp_tasks_jupyter/labextension/package.json", "mcp_tasks_jupyter/labextension/static/style.js",
            *(f"mcp_tasks_jupyter/jupyter/widgets/static/{name}.{ext}"
-             for name in WIDGETS for ext in ("js", "css"))]
+             for name in WIDGETS for ext in ("js", "css")),
+           *(f"mcp_tasks_jupyter/jupyter/widgets/static/{name}.js" for name in UNSTYLED)]
 
 log = logging.getLogger("hatch_jupyter_builder")
 
