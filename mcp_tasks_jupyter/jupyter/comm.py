@@ -39,6 +39,7 @@ from ..errors import MCPError
 from ..running.batch import batch_of
 from ..tasks.handle import TaskHandle
 from ..views.view import view_of
+from .kernel_loop import call_on
 from .sign_in_route import REPORT_WAIT_S, SignInRoute
 from .widgets.coalesce import Coalescer
 from .widgets.state import changed_fields
@@ -190,7 +191,8 @@ class TasksChannel:
 
     def open(self, comm: Any) -> None:
         """Adopt an open comm (opened by either side): it gets every later update."""
-        comm.on_msg(lambda msg, comm=comm: self._received(comm, msg))
+        # on the loop the runtime's tasks live on, whatever thread the message came on (``kernel_loop.py``)
+        comm.on_msg(lambda msg, comm=comm: call_on(self.runtime.loop, self._received, comm, msg))
         comm.on_close(lambda _msg, comm=comm: self._closed(comm))
         self._comms.append(comm)
         if self._opened_at is None:

@@ -86,6 +86,11 @@ class Runtime:
         #: Called with every handle the runtime starts tracking (the extension's channel listens).
         self.on_track: list[Callable[[TaskHandle], None]] = []
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop this runtime's connections and tasks live on (None before its first use)."""
+        return self._loop
+
     # -- connections ---------------------------------------------------------------------------
 
     async def connect(

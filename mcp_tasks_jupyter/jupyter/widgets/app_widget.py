@@ -39,6 +39,7 @@ from ...index.view_record import METHODS, StartedBy, ViewRecord, view_call
 from ...protocol.apps import ToolUI
 from ...redact import redact_arguments, scrub, scrub_data
 from ...tasks.control import control_of
+from ..kernel_loop import on_kernel_loop
 from . import front_end
 from .app_host import bridge_host
 
@@ -126,7 +127,7 @@ class AppViewWidget(anywidget.AnyWidget):
         self.record = record.app_view if record is not None and record.app_view is not None else ViewRecord(uri)
         #: Links the view asked to open and the person has not answered: the front end's id -> the call's position.
         self._links: dict[int, int] = {}
-        self.on_msg(self._on_front_end_msg)
+        self.on_msg(on_kernel_loop(self._on_front_end_msg))
         if handle is not None:
             handle.add_done_callback(self._ended)
         elif record is not None:
@@ -136,9 +137,6 @@ class AppViewWidget(anywidget.AnyWidget):
         from ..runtime import get_runtime
 
         self._runtime = get_runtime()
-        #: The loop this view lives on: the browser's messages may be handled on another thread (ipykernel 7
-        #: hands comm messages to a subshell's thread and loop), so they are passed over to this one.
-        self._loop = asyncio.get_running_loop()
         self._runtime.spawn(self._read(uri), name=f"mcp-app-view {uri}")
 
     def __repr__(self) -> str:
@@ -223,16 +221,7 @@ class AppViewWidget(anywidget.AnyWidget):
     # -- what the view asks ----------------------------------------------------------------------
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            self._dispatch(content)
-        elif not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._dispatch, content)
-
-    def _dispatch(self, content: Any) -> None:
+        """The browser's message, on the kernel's loop whatever thread it came on (``kernel_loop.py``)."""
         if not isinstance(content, dict):
             return
         kind = content.get("type")

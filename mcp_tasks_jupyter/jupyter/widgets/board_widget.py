@@ -31,6 +31,7 @@ import traitlets as t
 
 from ...views.html import board_html
 from ...views.labels import arguments_label
+from ..kernel_loop import on_kernel_loop
 from ..runtime import get_runtime
 from . import front_end
 from .coalesce import Coalescer
@@ -149,7 +150,7 @@ class BoardWidget(anywidget.AnyWidget):
             sent_at=time.time(),
             show_history=show_history,
         )
-        self.on_msg(self._on_front_end_msg)
+        self.on_msg(on_kernel_loop(self._on_front_end_msg))
         self.observe(lambda _change: self._publish_if_settled(), names="show_history")
 
     @property

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...views.text import task_text
 from ...views.view import view_of
+from ..kernel_loop import on_kernel_loop
 from ..runtime import get_runtime
 from .coalesce import Coalescer
 
@@ -38,7 +39,7 @@ class LiveWidget:
 
     def _follow(self, subject: Any) -> None:
         widget: Any = self
-        widget.on_msg(self._on_front_end_msg)
+        widget.on_msg(on_kernel_loop(self._on_front_end_msg))
         if not self._ended():
             self._unsubscribe = subject.on_change(self._on_change)
 

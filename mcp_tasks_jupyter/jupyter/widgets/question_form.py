@@ -42,6 +42,7 @@ import anywidget
 import traitlets as t
 
 from ...tasks import elicitation
+from ..kernel_loop import on_kernel_loop
 from . import front_end
 
 log = logging.getLogger(__name__)
@@ -299,7 +300,7 @@ class QuestionWidget(FormHost, anywidget.AnyWidget):
     def __init__(self, *, server: str = "") -> None:
         self._forms = []
         super().__init__(server=server)
-        self.on_msg(self._on_front_end_msg)
+        self.on_msg(on_kernel_loop(self._on_front_end_msg))
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "answer":

@@ -18,6 +18,7 @@ import anywidget
 import traitlets as t
 
 from ...errors import MCPError
+from ..kernel_loop import on_kernel_loop
 from . import front_end
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class SignInWidget(anywidget.AnyWidget):
     def __init__(self, server: str, url: str, paste: Paste) -> None:
         super().__init__(server=server, url=url)
         self._paste = paste
-        self.on_msg(self._on_front_end_msg)
+        self.on_msg(on_kernel_loop(self._on_front_end_msg))
 
     def _on_front_end_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or content.get("type") != "paste" or self.busy:
