@@ -260,11 +260,12 @@ def _batch(ident: str, index: TaskIndex, out: TextIO) -> int:
             item.state,
             item.status or "-",
             item.task_id or "-",
+            item.came_back or "",
             item.note or "",
         ]
         for item in items
     ]
-    _table(["#", "arguments", "state", "status", "task", "note"], rows, out)
+    _table(["#", "arguments", "state", "status", "task", "came back", "note"], rows, out)
     return 0
 
 

@@ -6,10 +6,11 @@ mcp-tasks-jupyter (what sent the calls, at most ``limit`` at once), its ``object
 each of its items that is in the crate, in the sweep's order (its parts), its ``result`` a file of the
 crate, ``sweeps/sweep-N.json``, that lists every item in order (its arguments as the index keeps them:
 redacted, a secret only as its keyed hash; its state, how often it was sent, its task id, its status, a
-note such as "sent again", and the action that is its task). Its ``startTime`` is when the sweep was
-recorded, its ``endTime`` when its last item ended, and it claims ``CompletedActionStatus`` only when the
-index holds every item ended ``completed``; a finished sweep with any other item is Failed and says how
-many ended how; an unfinished one claims neither.
+note such as "sent again", how the sweep's latest resume found it, and the action that is its task). Its
+``startTime`` is when the sweep was recorded, its ``endTime`` when its last item ended, and it claims
+``CompletedActionStatus`` only when the index holds every item ended ``completed``; a finished sweep with
+any other item is Failed and says how many ended how; an unfinished one claims neither. Its description
+counts the items by state, those sent again, and how its latest resume found them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..index.sweeps import ENDED, ITEM_STATES, ItemRow, SweepRow, SweepStore, containing
+from ..index.sweeps import CAME_BACK, ENDED, ITEM_STATES, ItemRow, SweepRow, SweepStore, containing
 from ..index.task_index import TaskIndex, TaskRecord, canonical_json
 from ..protocol.task_state import COMPLETED
 from ..redact import redact_arguments, scrub_data
@@ -32,6 +33,14 @@ if TYPE_CHECKING:
 RecordedSweep = tuple[SweepRow, list[ItemRow]]
 
 SCHEMA = "http://schema.org/"
+#: How a resume found an item (``index/sweeps.CAME_BACK``), in the words of the resumed view.
+CAME_BACK_WORDS = {
+    "before": "ended before",
+    "reattached": "re-attached",
+    "lost": "sent again (the server lost them)",
+    "in_doubt": "sent again (in flight when the kernel stopped)",
+    "fresh": "sent fresh",
+}
 #: The engine that ran a sweep: this package, by its PyPI release (``pip install mcp-tasks-jupyter``).
 ENGINE_URL = f"https://pypi.org/project/mcp-tasks-jupyter/{__version__}/"
 
@@ -113,6 +122,12 @@ def _description(sweep: SweepRow, items: list[ItemRow], in_crate: int) -> str:
         f"{in_crate:,} of its items' tasks are actions of this crate (its object, in the sweep's order)",
     ]
     parts += [f"{n:,} {note}" for note, n in sorted(again.items())]
+    came = Counter(i.came_back for i in items if i.came_back)
+    if came:
+        parts.append(
+            "its latest resume found "
+            + ", ".join(f"{came[kind]:,} {CAME_BACK_WORDS[kind]}" for kind in CAME_BACK if came[kind])
+        )
     if sweep.notebook:
         parts.append(f"started from the notebook {sweep.notebook}")
     return "; ".join(parts)
@@ -146,6 +161,7 @@ def _plan(
             "task_id": i.task_id,
             "status": i.status,
             "note": i.note,
+            "came_back": i.came_back,
             "action": actions[i.record]["@id"] if i.record is not None and i.record in actions else None,
         }
         for i in items

@@ -14,7 +14,9 @@ sorted keys, no spaces, UTF-8, as the index stores it), the notebook it came fro
 called (``app_view``: ``uri``, ``calls``, ``more``), and a task a view started names that view
 (``started_by``: ``view``, ``tool``, ``record``, ``task_id``; both as ``index/view_record.py`` keeps them).
 A task that is a sweep's item (``%mcp_map``, ``index/sweeps.py``) names the sweep (``sweep``), its place
-(``sweep_item``) and, when it was sent again after a restart, why (``sent_again``).
+(``sweep_item``), when it was sent again after a restart, why (``sent_again``), and how the sweep's latest
+resume found it (``came_back``: ``before``, ``reattached``, ``lost``, ``in_doubt``, ``fresh``; empty for a
+sweep never resumed): counted per sweep, what its resumed view says.
 A cached handle exports the record whose result it reused, with ``cached`` true.
 
 ``export(what, path)``: ``what`` is handles (or records), or a filter (``{"status": ..., "server":
@@ -87,6 +89,7 @@ COLUMNS = (
     "sweep",
     "sweep_item",
     "sent_again",
+    "came_back",
 )
 #: The columns that hold lists or mappings (JSON text in CSV).
 STRUCTURED = ("arguments", "questions", "author", "app_view", "started_by")
@@ -173,6 +176,7 @@ def provenance_row(record: TaskRecord, *, cached: bool = False) -> dict[str, Any
         "sweep": None,
         "sweep_item": None,
         "sent_again": None,
+        "came_back": None,
     }
     return dict(scrub_data(row))  # a secret registered in this process never leaves it
 
@@ -274,7 +278,7 @@ def with_sweeps(rows_: list[dict[str, Any]], index: TaskIndex | None) -> list[di
     for row in rows_:
         item = found.get(row.get("record"))  # type: ignore[arg-type]
         if item is not None:
-            row["sweep"], row["sweep_item"], row["sent_again"] = item
+            row["sweep"], row["sweep_item"], row["sent_again"], row["came_back"] = item
     return rows_
 
 

@@ -38,7 +38,9 @@ log = logging.getLogger(__name__)
 #: 7: MCP Apps views (``view_record.py``): ``app_view`` (JSON text: the view's resource URI and what it
 #: called, bounded, arguments redacted) on a task that drew one, ``started_by`` (JSON text: the view, its
 #: tool and the record of its task) on a task a view started; empty for older rows.
-SCHEMA_VERSION = 7
+#: 8: how each item of a resumed sweep came back (``sweep_items.came_back``, :data:`ADDED_TO_ITEMS_IN_8`: one
+#: of ``sweeps.CAME_BACK``, as its latest resume found it; empty for an item never resumed).
+SCHEMA_VERSION = 8
 
 #: Every column of the ``tasks`` table, ``id`` first, as SQLite declares it (``postgres.py`` maps the types;
 #: ``copy.py`` copies them all).
@@ -132,6 +134,7 @@ SWEEP_TABLES: tuple[tuple[str, tuple[tuple[str, str], ...], str], ...] = (
             ("status", "TEXT"),
             ("note", "TEXT"),
             ("updated_at", "REAL NOT NULL"),
+            ("came_back", "TEXT"),
         ),
         "sweep, position",
     ),
@@ -147,6 +150,10 @@ SWEEP_TABLES: tuple[tuple[str, tuple[tuple[str, str], ...], str], ...] = (
         "owner",
     ),
 )
+
+
+#: The columns of ``sweep_items`` version 8 added (ALTER TABLE adds them to a version 6 or 7 table).
+ADDED_TO_ITEMS_IN_8 = tuple(column for column in SWEEP_TABLES[1][1] if column[0] == "came_back")
 
 
 def sweep_schema(declared: Callable[[str], str] = str) -> str:
@@ -287,6 +294,10 @@ def migrate(db: sqlite3.Connection) -> None:
             for column, kind in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5, *ADDED_IN_7):
                 if column not in present:
                     db.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
+            present = {row[1] for row in db.execute("PRAGMA table_info(sweep_items)")}
+            for column, kind in ADDED_TO_ITEMS_IN_8:
+                if column not in present:
+                    db.execute(f"ALTER TABLE sweep_items ADD COLUMN {column} {kind}")
             if version < 4:
                 outcomes_from_results(lambda sql, params=(): db.execute(sql, params).fetchall())
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -13,9 +13,9 @@ connection the server dropped (a restart) is made again on the next use.
 Schema: the table ``tasks`` as in SQLite (the same columns and meaning, :data:`database.SCHEMA_VERSION`),
 with PostgreSQL's types; the version lives in the one-row table ``mtj_schema``. Opening migrates an
 older schema in one transaction under an advisory lock (so that many kernels opening a new database at
-once make it once): the columns later versions added (version 7's view columns among them), version 4's
-outcomes re-derived (``database.outcomes_from_results``), and version 6's sweep tables
-(``database.SWEEP_TABLES``). A newer version is left as it is.
+once make it once): the columns later versions added (version 7's view columns, version 8's
+``sweep_items.came_back``), version 4's outcomes re-derived (``database.outcomes_from_results``), and
+version 6's sweep tables (``database.SWEEP_TABLES``). A newer version is left as it is.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from .database import (
     ADDED_IN_4,
     ADDED_IN_5,
     ADDED_IN_7,
+    ADDED_TO_ITEMS_IN_8,
     COLUMNS,
     SCHEMA_VERSION,
     outcomes_from_results,
@@ -235,6 +236,8 @@ def migrate(db: psycopg.Connection[Any]) -> None:
             return
         for column, kind in (*ADDED_IN_3, *ADDED_IN_4, *ADDED_IN_5, *ADDED_IN_7):
             run(f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {column} {TYPES[kind]}")
+        for column, kind in ADDED_TO_ITEMS_IN_8:
+            run(f"ALTER TABLE sweep_items ADD COLUMN IF NOT EXISTS {column} {TYPES[kind]}")
         if 0 < version < 4:
             outcomes_from_results(run)
         if rows:

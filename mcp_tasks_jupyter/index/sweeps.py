@@ -65,6 +65,10 @@ T = TypeVar("T")
 #: Item states, in the order an item goes through them.
 QUEUED, GOING, SENT, ENDED = "queued", "going", "sent", "ended"
 ITEM_STATES = (QUEUED, GOING, SENT, ENDED)
+#: How an item of a resumed sweep came back (``came_back``, what the resumed view counts): ended before,
+#: taken from its record; sent before and re-attached (the server still had it); sent again because the
+#: server had lost it, or because its send was in flight when its kernel stopped; queued, sent fresh.
+CAME_BACK = ("before", "reattached", "lost", "in_doubt", "fresh")
 
 
 def _seconds(name: str, default: float) -> float:
@@ -181,6 +185,8 @@ class ItemRow:
     record: int | None
     status: str | None
     note: str | None
+    #: How its latest resume found it (one of :data:`CAME_BACK`; None: never resumed).
+    came_back: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,7 +202,7 @@ _SWEEP_COLUMNS = (
     "id, server_name, target, tool, items_key, total, item_limit, ttl_ms, notebook, out_var, created_at, "
     "updated_at, finished_at, username, hostname, pid"
 )
-_ITEM_COLUMNS = "position, arguments, args_key, state, owner, sends, task_id, record, status, note"
+_ITEM_COLUMNS = "position, arguments, args_key, state, owner, sends, task_id, record, status, note, came_back"
 
 
 def _sweep(r: Sequence[Any]) -> SweepRow:
@@ -205,7 +211,7 @@ def _sweep(r: Sequence[Any]) -> SweepRow:
 
 
 def _item(r: Sequence[Any]) -> ItemRow:
-    return ItemRow(int(r[0]), json.loads(r[1]), r[2], r[3], r[4], int(r[5]), r[6], r[7], r[8], r[9])
+    return ItemRow(int(r[0]), json.loads(r[1]), r[2], r[3], r[4], int(r[5]), r[6], r[7], r[8], r[9], r[10])
 
 
 def owner_alive(hostname: str | None, pid: int | None, seen_at: float, owner: str, now: float) -> bool:
@@ -523,19 +529,36 @@ def containing(database: IndexBackend, db: Any, records: Iterable[int]) -> list[
 
 def record_items(
     database: IndexBackend, db: Any, records: Iterable[int]
-) -> dict[int, tuple[str, int, str | None]]:
+) -> dict[int, tuple[str, int, str | None, str | None]]:
     """Of each of ``records`` (task records' ids) that is a sweep's item: (the sweep, its place, why it was
-    sent again or None); a record an item of two sweeps (one resumed by a new sweep) is the newest's."""
+    sent again or None, how its latest resume found it or None); a record an item of two sweeps (one resumed
+    by a new sweep) is the newest's."""
     wanted = set(records)
-    found: dict[int, tuple[str, int, str | None]] = {}
-    for sweep, position, note, record in database.execute(
+    found: dict[int, tuple[str, int, str | None, str | None]] = {}
+    for sweep, position, note, came_back, record in database.execute(
         db,
-        "SELECT i.sweep, i.position, i.note, i.record FROM sweep_items i JOIN sweeps s ON s.id = i.sweep "
-        "WHERE i.record IS NOT NULL ORDER BY s.created_at",
+        "SELECT i.sweep, i.position, i.note, i.came_back, i.record FROM sweep_items i JOIN sweeps s "
+        "ON s.id = i.sweep WHERE i.record IS NOT NULL ORDER BY s.created_at",
     ).fetchall():
         if record in wanted:
-            found[int(record)] = (sweep, int(position), note)
+            found[int(record)] = (sweep, int(position), note, came_back)
     return found
+
+
+def came_back(database: IndexBackend, db: Any, sweep: str, how: dict[str, Sequence[int]]) -> None:
+    """Write how a resume found the items of ``sweep``: ``how`` maps each of :data:`CAME_BACK` to the places
+    it found so (an item it did not name keeps what it had), in one transaction."""
+    with database.transaction(db):
+        for kind, positions in how.items():
+            assert kind in CAME_BACK, kind
+            for start in range(0, len(positions), INSERT_CHUNK):
+                chunk = positions[start : start + INSERT_CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                database.execute(
+                    db,
+                    f"UPDATE sweep_items SET came_back = ? WHERE sweep = ? AND position IN ({marks})",
+                    (kind, sweep, *chunk),
+                )
 
 
 def listing(database: IndexBackend, db: Any, target: str | None = None) -> list[SweepCounts]:
@@ -589,6 +612,7 @@ def page(
 
 
 __all__ = [
+    "CAME_BACK",
     "ENDED",
     "GOING",
     "HEARTBEAT_S",
@@ -600,6 +624,7 @@ __all__ = [
     "SweepCounts",
     "SweepRow",
     "SweepStore",
+    "came_back",
     "claim",
     "containing",
     "find",

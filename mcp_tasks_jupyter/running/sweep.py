@@ -482,6 +482,7 @@ async def _resumed(
     run = SweepRun(sweeps, found, owner)
     earlier: dict[int, Earlier] = {}
     counts = dict.fromkeys(("before", "reattached", "lost", "in_doubt", "fresh", "elsewhere"), 0)
+    came: dict[str, list[int]] = {kind: [] for kind in store.CAME_BACK}  # written for the export to tell
     checks: list[tuple[store.ItemRow, TaskRecord | None]] = []
     async for row, record in _with_records(sweeps, rows):
         if row.owner != owner and not (row.state == store.ENDED and record is not None and _finished(record)):
@@ -491,17 +492,21 @@ async def _resumed(
         if row.state == store.ENDED and record is not None and _finished(record):
             earlier[row.position] = Earlier(handle=_from_record(lifecycle, spec, items[row.position], record))
             counts["before"] += 1
+            came["before"].append(row.position)
         elif row.state == store.ENDED and row.task_id is None and row.record is None:
             # its call failed before any task existed (no record kept of it)
             earlier[row.position] = Earlier(handle=_failed_before(lifecycle, spec, items[row.position], row))
             counts["before"] += 1
+            came["before"].append(row.position)
         elif row.state in (store.SENT, store.ENDED) and row.task_id is not None:
             checks.append((row, record))
         elif row.state in (store.GOING, store.SENT, store.ENDED):
             earlier[row.position] = Earlier(note=IN_DOUBT_NOTE)
             counts["in_doubt"] += 1
+            came["in_doubt"].append(row.position)
         else:
             counts["fresh"] += 1
+            came["fresh"].append(row.position)
     # Does the server still have the tasks sent before? (at most ``limit`` asked at once)
     gate = asyncio.Semaphore(limit)
 
@@ -512,6 +517,7 @@ async def _resumed(
         if not kept:
             earlier[row.position] = Earlier(note=LOST_NOTE)
             counts["lost"] += 1
+            came["lost"].append(row.position)
             return
         handle = lifecycle.attach(row.task_id, tool=spec.name)
         if record is not None:
@@ -522,8 +528,10 @@ async def _resumed(
             lifecycle.record(handle)
         earlier[row.position] = Earlier(handle=handle, attached=True)
         counts["reattached"] += 1
+        came["reattached"].append(row.position)
 
     await asyncio.gather(*(check(row, record) for row, record in checks))
+    await sweeps.call(store.came_back, found.id, came)
     resumed = Resumed(found.id, **counts)
     return Plan(run, items, earlier, resumed, said=resumed.text())
 

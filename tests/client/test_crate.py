@@ -175,6 +175,9 @@ def _a_sweep(index: TaskIndex, outcomes: list[tuple[str, str | None]], *, finish
 
 def test_a_sweep_is_one_action_over_its_items_actions_in_order(index: TaskIndex, tmp_path: Path) -> None:
     ident = _a_sweep(index, [("completed", None), ("error", LOST_NOTE), (None, None)], finished=False)
+    store = sweeps.SweepStore(index.location, index.describe())
+    store.now(sweeps.came_back, ident, {"before": [0], "lost": [1], "fresh": [2]})  # as a resume writes it
+    store.close()
     crate = tmp_path / "sweep.crate"
     mtj.export({"tool": "slow"}, crate, index=index, license="CC0-1.0")
     entities = graph(crate)
@@ -187,13 +190,17 @@ def test_a_sweep_is_one_action_over_its_items_actions_in_order(index: TaskIndex,
     assert parts == ["slow on lab (task s0)", "slow on lab (task s1)"]  # its parts, in the sweep's order
     assert "actionStatus" not in sweep and "endTime" not in sweep  # one item is still queued: nothing claimed
     assert "1 sent again: the server no longer had its task" in sweep["description"]
+    assert (
+        "its latest resume found 1 ended before, 1 sent again (the server lost them), 1 sent fresh"
+        in sweep["description"]
+    )
     assert entities[sweep["instrument"]["@id"]]["name"] == "mcp-tasks-jupyter"
     assert {"@id": sweep["@id"]} in entities["./"]["mentions"]
     plan = json.loads((crate / sweep["result"]["@id"]).read_text())
-    assert [(i["position"], i["state"], i["action"]) for i in plan["items"]] == [
-        (0, "ended", sweep["object"][0]["@id"]),
-        (1, "ended", sweep["object"][1]["@id"]),
-        (2, "queued", None),
+    assert [(i["position"], i["state"], i["came_back"], i["action"]) for i in plan["items"]] == [
+        (0, "ended", "before", sweep["object"][0]["@id"]),
+        (1, "ended", "lost", sweep["object"][1]["@id"]),
+        (2, "queued", "fresh", None),
     ]
     assert b"t-0123456789" not in b"".join(p.read_bytes() for p in crate.rglob("*") if p.is_file())
 

@@ -333,6 +333,20 @@ async def test_a_server_restarted_mid_sweep_that_lost_its_tasks(tmp_path: Path, 
     assert sorted(placed) == list(range(n))
     assert {f"i{i}": row["sent_again"] for i, row in placed.items() if row["sent_again"]} == noted
     assert all(row["arguments"]["label"] == f"i{i}" for i, row in placed.items())
+    # and how the resume found each item, counted as its view counted them
+    came = collections.Counter(row["came_back"] for row in placed.values())
+    found = resumed.resumed
+    assert dict(came) == {
+        kind: n
+        for kind, n in (
+            ("before", found.before),
+            ("reattached", found.reattached),
+            ("lost", found.lost),
+            ("in_doubt", found.in_doubt),
+            ("fresh", found.fresh),
+        )
+        if n
+    }
 
 
 @pytest.mark.timeout(240)
