@@ -4,10 +4,13 @@ busy (SQLite) or out of reach (PostgreSQL).
 Row updates come from ``TaskHandle.on_change`` callbacks, on the kernel's event loop: a write must never
 hold the loop. On a running loop a change is kept, and everything kept is written together in one
 transaction :data:`BATCH_S` later (one timer for the batch; a read writes what is kept first), so that a
-thousand tasks changing at once make one transaction, not a thousand. Where the database is a file
-(SQLite) the batch is written on the loop's thread, waiting at most :data:`HOT_BUSY_TIMEOUT_MS` for
-another process's lock; where a statement waits on the network (PostgreSQL: ``backend.blocking``) it is
-written on a thread of its own (one per index, :class:`Writer`), and the loop only hears how it went.
+thousand tasks changing at once make one transaction, not a thousand. The batch is written on a
+thread of its own (one per index, :class:`Writer`), and the loop only hands it over and hears how it went:
+a PostgreSQL statement waits there on the network (``backend.blocking``), a SQLite one for another
+process's lock (at most :data:`HOT_BUSY_TIMEOUT_MS`, through a connection the writer opens and closes on its
+thread: a SQLite connection never crosses threads). A read on the loop writes what is kept first, so it may
+wait for the batch in flight (at most :data:`READ_BUSY_TIMEOUT_MS`; for SQLite the batch itself waits no
+longer than :data:`HOT_BUSY_TIMEOUT_MS`).
 
 A batch that meets a busy or unreachable database (``backend.is_transient``) is kept, merged per row (the
 row's latest state wins; an update of a row whose insert waits goes into that insert), and tried again from
@@ -44,6 +47,7 @@ from typing import Any
 
 from . import unwritten
 from .backend import IndexBackend
+from .database import IndexDatabase
 from .location import IndexLocation
 
 log = logging.getLogger(__name__)
@@ -192,19 +196,43 @@ def write(database: IndexBackend, batch: list[RowChange], timeout_ms: int) -> Ou
 
 
 class Writer:
-    """The one thread of an index whose statements wait on the network (``backend.blocking``)."""
+    """The one thread of an index on which its batches are written, so that the loop never waits on the
+    database: a network server's answer (PostgreSQL) or another process's lock (SQLite). A SQLite file is
+    written through a connection of the writer's own, opened and closed on its thread (a SQLite
+    connection never crosses threads); a backend whose connection may (PostgreSQL) is used as it is."""
 
     def __init__(self) -> None:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        #: The writer thread's own SQLite backend (only ever touched on that thread).
+        self._own: IndexDatabase | None = None
 
     def submit(self, database: IndexBackend, batch: list[RowChange]) -> concurrent.futures.Future[Outcome]:
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mtj-index-writer")
-        return self._pool.submit(write, database, batch, BLOCKING_BUSY_TIMEOUT_MS)
+        return self._pool.submit(self._write, database, batch)
+
+    def _write(self, database: IndexBackend, batch: list[RowChange]) -> Outcome:
+        if isinstance(database, IndexDatabase):
+            if self._own is None or self._own.path != database.path:
+                self._close_own()
+                self._own = IndexDatabase(database.path)
+            # As short a wait as on the loop before: a read on the loop may wait for this batch to land,
+            # and a busy file is retried with backoff (and given up after GIVE_UP_S) as before.
+            return write(self._own, batch, HOT_BUSY_TIMEOUT_MS)
+        return write(database, batch, BLOCKING_BUSY_TIMEOUT_MS)
+
+    def _close_own(self) -> None:
+        if self._own is not None:
+            own, self._own = self._own, None
+            try:
+                own.close()
+            except Exception:  # closing never fails the index
+                log.debug("the task index writer's connection did not close cleanly", exc_info=True)
 
     def close(self) -> None:
         if self._pool is not None:
             pool, self._pool = self._pool, None
+            pool.submit(self._close_own)  # on the thread that opened it
             pool.shutdown(wait=False)
 
 
@@ -309,10 +337,7 @@ class WriteQueue:
         if self._retry_due():
             return
         try:
-            if self.database.blocking:
-                self._write_off_loop()
-            else:
-                self.flush(HOT_BUSY_TIMEOUT_MS)
+            self._write_off_loop()
         except Exception:  # never let a loop callback raise
             log.exception("the task index %s: a batched write failed", self.where)
 
@@ -321,7 +346,7 @@ class WriteQueue:
             self._batch.cancel()
         self._batch = self._batch_loop = None
 
-    # -- off the loop (a database on the network) ----------------------------------------------------
+    # -- off the loop (the writer's thread) ----------------------------------------------------
 
     def _write_off_loop(self) -> None:
         """Hand what is pending to the writer's thread; the loop hears back in :meth:`_landed`."""
@@ -493,10 +518,7 @@ class WriteQueue:
     def _retry(self) -> None:
         self._timer = self._timer_loop = None
         try:
-            if self.database.blocking:
-                self._write_off_loop()
-            else:
-                self.flush(HOT_BUSY_TIMEOUT_MS)
+            self._write_off_loop()
         except Exception:  # never let a loop callback raise
             log.exception("the task index %s: a retried write failed", self.where)
 

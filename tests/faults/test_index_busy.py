@@ -10,12 +10,14 @@ import select
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.index import writes as index_writes
+from mcp_tasks_jupyter.index.backend import IndexBackend
 from mcp_tasks_jupyter.index.task_index import ServerIdentity, TaskIndex
 from tests.support import eventually, start_demo_http
 from tests.support.processes import python_env
@@ -250,3 +252,53 @@ async def test_changes_on_the_loop_are_written_together_in_one_batch(tmp_path: P
     await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the batch written")
     assert {stored(path, row, "status") for row in rows} == {("completed",)}
     assert [r.id for r in index.records()] == rows
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_batch_waiting_for_a_lock_waits_on_the_writers_thread_not_the_loop(tmp_path: Path) -> None:
+    # Issue 33 ("never the kernel's loop waiting on the index"): a SQLite batch meeting another connection's
+    # lock waits on the index's writer thread; the loop goes on ticking while the lock is held.
+    path = tmp_path / "tasks.sqlite3"
+    index = made(path)
+    holder = sqlite3.connect(path, timeout=5, isolation_level=None)
+    threads: set[str] = set()
+    real_write = index_writes.write
+
+    def recording(
+        database: IndexBackend, batch: list[index_writes.RowChange], timeout_ms: int
+    ) -> index_writes.Outcome:
+        threads.add(threading.current_thread().name)
+        return real_write(database, batch, timeout_ms)
+
+    index_writes.write = recording
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0)
+
+    ticking = asyncio.ensure_future(ticker())
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        row = index.add(DEMO, "slow_compute", {"n": 1}, task_id="t1")
+        assert row is not None
+        await eventually(lambda: bool(threads), timeout=WAIT, what="the batch handed to the writer")
+        seen = ticks
+        await eventually(lambda: ticks > seen + 100, timeout=WAIT, what="the loop ticking while the lock is held")
+        assert stored(path, row, "status") is None  # still held: nothing written
+        holder.execute("COMMIT")
+        await eventually(lambda: index.pending() == 0, timeout=WAIT, what="the kept change written")
+        assert stored(path, row, "task_id") == ("t1",)
+        assert threads and all(name.startswith("mtj-index-writer") for name in threads)
+    finally:
+        stop.set()
+        await ticking
+        index_writes.write = real_write
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+        index.close()
