@@ -6,6 +6,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..protocol.types import TextContent
@@ -46,7 +47,7 @@ def first_line(text: str | None) -> str:
     return ""
 
 
-def text_head(content: list[Any], limit: int) -> tuple[str, int]:
+def text_head(content: Sequence[Any], limit: int) -> tuple[str, int]:
     """The first ``limit`` characters of the text blocks joined by newlines (``ToolResult.text``),
     and how many characters more that text has; without joining it all."""
     parts: list[str] = []

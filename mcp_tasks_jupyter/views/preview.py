@@ -21,7 +21,7 @@ import html
 import itertools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
@@ -190,7 +190,7 @@ def _image(mime: str, data: str, room: int, capacity: int) -> dict[str, Any] | N
     return {"kind": "image", "mime": mime, "data": data}
 
 
-def _more_blocks_text(content: list[Any], shown: int) -> str:
+def _more_blocks_text(content: Sequence[Any], shown: int) -> str:
     """``… 9,800 more blocks not shown: text ×9,700 (1,234,567 characters), image/png ×100``."""
     counts: dict[str, int] = {}  # the first few other kinds; blocks of any further kind are "other"
     texts = chars = other = 0
