@@ -232,7 +232,10 @@ class Writer:
     def close(self) -> None:
         if self._pool is not None:
             pool, self._pool = self._pool, None
-            pool.submit(self._close_own)  # on the thread that opened it
+            try:
+                pool.submit(self._close_own)  # on the thread that opened it
+            except RuntimeError:  # the interpreter is exiting: its connection closes with the process
+                pass
             pool.shutdown(wait=False)
 
 
