@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from .json_column import json_object
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +61,8 @@ class Author:
     @classmethod
     def from_json(cls, text: str | None) -> Author | None:
         """A record's ``author`` column read back (None for none or a value this version cannot read)."""
-        if not text:
-            return None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        data = json_object(text)
+        if data is None or not isinstance(data.get("name"), str):
             return None
         orcid, affiliation = data.get("orcid"), data.get("affiliation")
         return cls(

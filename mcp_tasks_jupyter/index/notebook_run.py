@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .json_column import json_object
+
 #: papermill's options that take one value, and those that take two (``-p NAME VALUE``).
 PAPERMILL_ONE_VALUE = frozenset(
     {
@@ -89,13 +91,8 @@ class NotebookRun:
     @classmethod
     def from_json(cls, text: str | None) -> NotebookRun | None:
         """A record's ``notebook_run`` read back (None for none or a value this version cannot read)."""
-        if not text:
-            return None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("input"), str):
+        data = json_object(text)
+        if data is None or not isinstance(data.get("input"), str):
             return None
         output = data.get("output")
         return cls(data["input"], str(data.get("runner") or "?"), output if isinstance(output, str) else None)

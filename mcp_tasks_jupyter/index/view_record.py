@@ -38,6 +38,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..redact import REDACTED, redact_arguments, safe_url, scrub, scrub_data
+from .json_column import json_object
 
 #: What a view may have called, as kept.
 METHODS = ("tools/call", "resources/read", "ui/open-link")
@@ -133,7 +134,7 @@ class ViewRecord:
     @classmethod
     def from_json(cls, text: str | None) -> ViewRecord | None:
         """The record a column holds (None: empty or not ours)."""
-        data = _load(text)
+        data = json_object(text)
         if data is None or not isinstance(data.get("uri"), str):
             return None
         calls = data.get("calls")
@@ -159,19 +160,9 @@ class StartedBy:
 
     @classmethod
     def from_json(cls, text: str | None) -> StartedBy | None:
-        data = _load(text)
+        data = json_object(text)
         if data is None or not isinstance(data.get("view"), str):
             return None
         task_id = data.get("task_id")
         task = task_id if isinstance(task_id, str) else None
         return cls(data["view"], _text(data.get("tool")), _int(data.get("record")), task)
-
-
-def _load(text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None

@@ -19,7 +19,6 @@ its sweep store's thread when the browser asks (``{"type": "sweep", "id": ID, "o
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import time
@@ -128,11 +127,8 @@ class BoardWidget(anywidget.AnyWidget):
         self._publish: Callable[[], None] | None = None
         self._published = ""
         self._coalescer = Coalescer(self._flush, interval)
-        #: The task index whose sweeps the board lists (:meth:`load_sweeps`), the loop it was read on (the
-        #: browser's asks may be handled on another thread: ipykernel 7 hands comm messages to a subshell's
-        #: thread and loop), and the job reading them.
+        #: The task index whose sweeps the board lists (:meth:`load_sweeps`), and the job reading them.
         self._sweep_index: Any = None
-        self._sweep_loop: asyncio.AbstractEventLoop | None = None
         self.sweeps_job: Any = None
         #: While set, a change of ``rows`` stays in the kernel (:meth:`_should_send_property`).
         self._rows_unsent = False
@@ -263,7 +259,6 @@ class BoardWidget(anywidget.AnyWidget):
         from ...running.sweep import store_of
 
         self._sweep_index = index
-        self._sweep_loop = asyncio.get_running_loop()
         listed = await store_of(index).call(store.listing)
         self.sweeps = [_sweep_entry(one) for one in listed[:SWEEPS_SHOWN]]
 
@@ -456,21 +451,8 @@ class BoardWidget(anywidget.AnyWidget):
                 return
             if not isinstance(offset, int) or isinstance(offset, bool):
                 offset = 0
-            self._on_sweep_loop(sweep_id, offset)
-
-    def _on_sweep_loop(self, sweep_id: str | None, offset: int) -> None:
-        """Read a sweep's page on the loop its sweeps were read on (passed over from another thread's)."""
-        loop = self._sweep_loop
-        if loop is None or loop.is_closed():
-            return
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            get_runtime().spawn(self.open_sweep(sweep_id, offset), name="board sweep page")
-        else:
-            loop.call_soon_threadsafe(self._on_sweep_loop, sweep_id, offset)
+            if self._sweep_index is not None:  # on the kernel's loop already (``kernel_loop.py``)
+                get_runtime().spawn(self.open_sweep(sweep_id, offset), name="board sweep page")
 
     def cancel_keys(self, keys: Iterable[Any]) -> int:
         """Ask the server to cancel the followed tasks of row ``keys`` that still run (other keys
