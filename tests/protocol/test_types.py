@@ -57,7 +57,7 @@ def test_tool_result_text_structured_and_error_flag():
     }
     result = ToolResult.from_wire(raw)
     assert result.text == "a\nb" and result.structured == {"n": 1} and result.is_error
-    assert result.raw is raw and result.meta == {"k": 1}
+    assert result.raw == raw and result.meta == {"k": 1}  # an equal copy, kept as compact JSON
     assert isinstance(result.content[0], TextContent)
     with pytest.raises(ValueError, match="isError"):
         ToolResult.from_wire({"content": [], "isError": "yes"})
