@@ -632,7 +632,9 @@ def _close(writes: WriteQueue, database: IndexBackend) -> None:
 
 class Recorder:
     """Keeps one handle's row current: writes on a change of status, message or id, and at the end
-    (never per progress tick or log line)."""
+    (never per progress tick or log line). One per recorded handle, for its life: slots, not a ``__dict__``."""
+
+    __slots__ = ("_last", "_server_status", "index", "row")
 
     def __init__(self, index: TaskIndex, row: int) -> None:
         self.index = index

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ..errors import MCPError, TaskCancelled, TaskFailed, TaskLost
 from ..protocol.task_state import CANCELLED
+from ..tasks.control import control_of
 from ..tasks.handle import TaskHandle
 from ..tasks.results import ToolResult
 from ..tasks.status import FAILURES, LOST, QUEUED, STATUSES
@@ -51,14 +52,16 @@ SLOWEST_SHOWN = 5
 #: Characters of a task's label (its arguments as ``key=value``) in a batch's view.
 LABEL_CHARS = 80
 
-#: The batch each queued handle of a ``client.map`` call belongs to (the front end counts a batch's
-#: tasks together); weak, so a handle's entry goes with it.
+#: The batch of each handle a ``client.map`` call took in that it did not make (an item of a resumed sweep,
+#: made from its record or re-attached); weak, so a handle's entry goes with it. The handles a batch makes say
+#: their batch themselves (the controls they share, ``TaskLifecycle.batch_controls``): no entry each.
 _BATCH_OF: weakref.WeakKeyDictionary[TaskHandle, str] = weakref.WeakKeyDictionary()
 
 
 def batch_of(handle: TaskHandle) -> str | None:
-    """The id of the ``client.map`` batch ``handle`` was started by, or None."""
-    return _BATCH_OF.get(handle)
+    """The id of the ``client.map`` batch ``handle`` was started by, or None (the front end counts a batch's
+    tasks together)."""
+    return control_of(handle).controls.batch or _BATCH_OF.get(handle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,8 @@ class Batch(Sequence[TaskHandle]):
         #: One line on how the call found its sweep (resumed, or none to resume), or None.
         self.said = plan.said if plan is not None else None
         self.id = self._sweep.id if self._sweep is not None else uuid.uuid4().hex[:12]
+        #: What the handles made here may ask (their ``cancel()``, their batch), one object for them all.
+        controls = lifecycle.batch_controls(self._cancel_one, self.id)
         self._position: dict[TaskHandle, int] = {}
         self._claimed: collections.deque[TaskHandle] = collections.deque()  # claimed in the index: sendable
         self._notes: dict[TaskHandle, str] = {}  # sent again, and why
@@ -170,8 +175,7 @@ class Batch(Sequence[TaskHandle]):
                 if hit is not None:
                     handle = hit
                 else:
-                    handle = lifecycle.queued(spec, args, cancel=self._cancel_one)
-                    _BATCH_OF[handle] = self.id
+                    handle = lifecycle.queued(spec, args, controls=controls)
                     self._plan[handle] = (args, preset)  # another kernel's too: sent here if taken over
                     if early is not None and early.elsewhere:
                         self._elsewhere[handle] = position
@@ -396,7 +400,6 @@ class Batch(Sequence[TaskHandle]):
         record, follows its task (the server still has it), or is sent (again, noted, where its send may
         have reached the server, or the server lost it), as a resume does (``sweep.sort_taken``)."""
         from ..index.task_index import Recorder
-        from ..tasks.control import control_of
         from .sweep import IN_DOUBT_NOTE, Resumed, finish_from_record, sort_taken
 
         lifecycle = self._lifecycle

@@ -23,7 +23,6 @@ import collections
 import itertools
 import logging
 import sys
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -101,8 +100,9 @@ class TaskLifecycle:
         self._creating = 0
         self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
         self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
-        self._controls = HandleControls(self.cancel, lambda: session.reconnecting)
-        self._made: weakref.WeakSet[TaskHandle] = weakref.WeakSet()
+        #: What every handle made here may ask (a batch's handles share one of their own, ``batch_controls``);
+        #: its ``owner`` says which connection made a handle, with no entry per handle (``owns``).
+        self._controls = HandleControls(self.cancel, lambda: session.reconnecting, owner=self)
         #: Log notifications that belong to no task of this connection.
         self.logs: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOGS_KEPT)
         session.when_channel_changes(self.pushes_changed)
@@ -121,7 +121,7 @@ class TaskLifecycle:
         token: str | None = None,
         queued: bool = False,
     ) -> TaskHandle:
-        handle = TaskHandle(
+        return TaskHandle(
             self.server,
             tool,
             arguments,
@@ -131,12 +131,15 @@ class TaskLifecycle:
             generation=self.session.generation,
             queued=queued,
         )
-        self._made.add(handle)
-        return handle
 
     def owns(self, handle: TaskHandle) -> bool:
         """Whether ``handle`` was made by this connection (finished or not)."""
-        return handle in self._made
+        return control_of(handle).controls.owner is self
+
+    def batch_controls(self, cancel: Callable[[TaskHandle], Awaitable[None]], batch: str) -> HandleControls:
+        """What the handles of one ``client.map`` batch may ask, one object for them all: ``cancel`` is what
+        their ``cancel()`` does, ``batch`` the batch's id (``batch.batch_of``)."""
+        return HandleControls(cancel, self._controls.reconnecting, owner=self, batch=batch)
 
     def live(self) -> list[TaskHandle]:
         """Every unfinished handle of this connection (tasks and ordinary calls)."""
@@ -145,12 +148,20 @@ class TaskLifecycle:
     # == 1. start =====================================================================================
 
     def queued(
-        self, spec: Tool, args: dict[str, Any], *, cancel: Callable[[TaskHandle], Awaitable[None]]
+        self,
+        spec: Tool,
+        args: dict[str, Any],
+        *,
+        cancel: Callable[[TaskHandle], Awaitable[None]] | None = None,
+        controls: HandleControls | None = None,
     ) -> TaskHandle:
         """A handle for a call not sent yet (``client.map`` keeps it waiting for a free slot): status
-        ``queued`` until ``start(..., handle=it)`` sends it; ``cancel`` is what its ``cancel()`` does."""
+        ``queued`` until ``start(..., handle=it)`` sends it. Its ``cancel()`` does ``cancel``, or what
+        ``controls`` (``batch_controls``, shared by a batch's handles) say."""
         as_task = self.dialect.runs_as_task(spec) and not self.dialect.server_decides
-        controls = HandleControls(cancel, self._controls.reconnecting)
+        if controls is None:
+            assert cancel is not None, "queued: a cancel or the batch's controls"
+            controls = HandleControls(cancel, self._controls.reconnecting, owner=self)
         return self._new_handle(spec.name, args, runs_as_task=as_task, controls=controls, queued=True)
 
     def sending(self, handle: TaskHandle) -> None:

@@ -24,7 +24,7 @@ from .results import ToolResult
 from .status import EXPIRED, LOST, QUEUED, lost_words, tool_error_outcome
 
 if TYPE_CHECKING:
-    from .handle import TaskHandle
+    from .handle import HandleControls, TaskHandle
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,19 @@ class Progress:
         return None
 
 
+#: A log line kept compactly (``HandleState.lines``): a dict with these keys, in this order, becomes a tuple of
+#: its values (a tuple of three takes 64 bytes, a dict of three 184: a sweep's handles each keep a few lines).
+LINE_KEYS = ("level", "logger", "data")
+SHORT_LINE_KEYS = ("level", "data")
+
+
 class HandleState:
-    """What a handle holds that happens to it: written by its ``TaskControl`` only, read by the handle."""
+    """What a handle holds that happens to it: written by its ``TaskControl`` only, read by the handle.
+
+    The containers that stay empty for nearly every task (questions, answers, observers) are made when the
+    first item comes (None until then: a sweep's 10,000 handles would each hold five empty ones), and the
+    log lines are kept compactly until the handle's ``logs`` are first read (``lines``, then ``logs``).
+    """
 
     __slots__ = (
         "answered",
@@ -61,6 +72,7 @@ class HandleState:
         "generation",
         "index_row",
         "last_updated_at",
+        "lines",
         "logs",
         "logs_kept",
         "out_var",
@@ -112,28 +124,56 @@ class HandleState:
         #: ``index/view_record.py``'s ViewRecord and StartedBy).
         self.app_view: dict[str, Any] | None = None
         self.started_by: dict[str, Any] | None = None
-        #: Log notifications of the task, newest last (at most ``logs_kept``): a list, which costs what it
-        #: holds (a deque takes 600 bytes for its first line: a sweep's 100,000 handles each keep a few).
-        self.logs: list[dict[str, Any]] = []
+        #: Log notifications of the task, newest last (at most ``logs_kept``), in a list, which costs what it
+        #: holds (a deque takes 600 bytes for its first line: a sweep's 100,000 handles each keep a few). Until
+        #: the handle's ``logs`` are read, ``lines`` keeps them compactly (a line with ``LINE_KEYS`` or
+        #: ``SHORT_LINE_KEYS`` as a tuple of its values, any other as its dict); from the first read on,
+        #: ``logs`` keeps them as dicts, the same list each time (None until then).
+        self.lines: list[tuple[Any, ...] | dict[str, Any]] | None = None
+        self.logs: list[dict[str, Any]] | None = None
         self.logs_kept = logs_kept
         #: Server requests waiting on the client for the task, by request id (elicitation, sampling).
-        self.pending_input: dict[Any, dict[str, Any]] = {}
+        self.pending_input: dict[Any, dict[str, Any]] | None = None
         #: How each question was answered: (message, source, action), in order.
-        self.answered: list[tuple[str, str, str]] = []
+        self.answered: list[tuple[str, str, str]] | None = None
         #: The same with the values given: {question, source, action, content} (registered secrets scrubbed).
-        self.questions: list[dict[str, Any]] = []
+        self.questions: list[dict[str, Any]] | None = None
         self.future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
-        self.callbacks: list[Callable[[TaskHandle], None]] = []
+        #: The observers (``on_change``).
+        self.callbacks: list[Callable[[TaskHandle], None]] | None = None
+
+    def shown_logs(self) -> list[dict[str, Any]]:
+        """The log lines as dicts, newest last: made from the compact ``lines`` on the first read, then kept
+        (the same list, its lines the same dicts, at each read: a view may tell a new line by its identity)."""
+        if self.logs is None:
+            self.logs = [_line_dict(line) for line in self.lines or ()]
+            self.lines = None
+        return self.logs
+
+
+def _line_tuple(line: dict[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
+    keys = tuple(line)
+    return tuple(line.values()) if keys in (LINE_KEYS, SHORT_LINE_KEYS) else line
+
+
+def _line_dict(line: tuple[Any, ...] | dict[str, Any]) -> dict[str, Any]:
+    if type(line) is not tuple:
+        return line  # type: ignore[return-value]
+    if len(line) == len(LINE_KEYS):
+        return {"level": line[0], "logger": line[1], "data": line[2]}
+    return {"level": line[0], "data": line[1]}
 
 
 class TaskControl:
     """Changes one handle's state (see the module docstring); made with the handle, one per handle."""
 
-    __slots__ = ("_h", "_s")
+    __slots__ = ("_h", "_s", "controls")
 
-    def __init__(self, handle: TaskHandle, state: HandleState) -> None:
+    def __init__(self, handle: TaskHandle, state: HandleState, controls: HandleControls) -> None:
         self._h = handle
         self._s = state
+        #: What the handle may ask of the connection that made it (shared by many handles).
+        self.controls = controls
 
     def sent(self, generation: int, *, as_task: bool, answers: dict[str, Any] | None) -> None:
         """The call is being sent on session ``generation``: ``as_task`` says whether it asks for a
@@ -240,25 +280,37 @@ class TaskControl:
     def logged(self, params: dict[str, Any]) -> None:
         """A log notification of this task (already scrubbed of secrets)."""
         s = self._s
-        s.logs.append(params)
-        if len(s.logs) > s.logs_kept:
-            del s.logs[0]
+        if s.logs is not None:  # read already: kept as the dicts its readers hold
+            kept: list[Any] = s.logs
+            kept.append(params)
+        else:
+            if s.lines is None:
+                s.lines = []
+            kept = s.lines
+            kept.append(_line_tuple(params))
+        if len(kept) > s.logs_kept:
+            del kept[0]
         self.changed()
 
     def question_opened(self, key: Any, request: dict[str, Any]) -> None:
         """A question of this task waits for an answer under ``key`` (request id or input key)."""
         s = self._s
+        if s.pending_input is None:
+            s.pending_input = {}
         s.pending_input[key] = request
         self.changed()
 
     def question_closed(self, key: Any) -> None:
         s = self._s
-        s.pending_input.pop(key, None)
+        if s.pending_input is not None:
+            s.pending_input.pop(key, None)
 
     def question_answered(self, message: str, source: str, action: str, content: Any = None) -> None:
         """How a question was answered: ``source`` is answers / handler / person / no handler;
         ``content`` the values given (an accepted elicitation's)."""
         s = self._s
+        if s.answered is None or s.questions is None:
+            s.answered, s.questions = s.answered or [], s.questions or []
         s.answered.append((message, source, action))
         s.questions.append(
             {"question": scrub(message), "source": source, "action": action, "content": scrub_data(content)}
@@ -268,6 +320,8 @@ class TaskControl:
     def open_questions_dropped(self) -> list[Any]:
         """The keys of the questions still open, which the task's end makes stale (now closed)."""
         s = self._s
+        if not s.pending_input:
+            return []
         keys = list(s.pending_input)
         s.pending_input.clear()
         return keys
@@ -297,14 +351,25 @@ class TaskControl:
             if s.status not in TERMINAL:
                 s.status = FAILED if result.is_error else COMPLETED
             if result.is_error:
-                s.outcome = tool_error_outcome(s.answered)
+                s.outcome = tool_error_outcome(s.answered or ())
             s.future.set_result(result)
         return True
+
+    def observe(self, callback: Callable[[TaskHandle], None]) -> Callable[[], None]:
+        """Call ``callback(handle)`` on every change (``TaskHandle.on_change``); returns its removal."""
+        s = self._s
+        if s.callbacks is None:
+            s.callbacks = []
+        callbacks = s.callbacks
+        callbacks.append(callback)
+        return lambda: callbacks.remove(callback) if callback in callbacks else None
 
     def changed(self) -> None:
         """Tell the observers (``on_change``) that something they show changed: after an event
         above, or when the connection's state (``reconnecting``) changed."""
         h, s = self._h, self._s
+        if not s.callbacks:
+            return
         for callback in tuple(s.callbacks):
             try:
                 callback(h)

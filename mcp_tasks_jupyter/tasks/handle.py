@@ -22,13 +22,24 @@ LOG_LINES_KEPT = 500
 
 
 class HandleControls:
-    """What a handle may ask of the connection that owns it, as functions (the handle knows no client)."""
+    """What a handle may ask of the connection that owns it, as functions (the handle knows no client); one
+    object shared by many handles: a connection's, or a batch's. ``owner`` is the object that made it (a
+    connection's ``TaskLifecycle``), ``batch`` the id of the ``client.map`` batch whose handles share it."""
 
-    __slots__ = ("cancel", "reconnecting")
+    __slots__ = ("batch", "cancel", "owner", "reconnecting")
 
-    def __init__(self, cancel: Callable[[TaskHandle], Awaitable[None]], reconnecting: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        cancel: Callable[[TaskHandle], Awaitable[None]],
+        reconnecting: Callable[[], bool],
+        *,
+        owner: object = None,
+        batch: str | None = None,
+    ) -> None:
         self.cancel = cancel
         self.reconnecting = reconnecting
+        self.owner = owner
+        self.batch = batch
 
 
 class TaskHandle:
@@ -40,6 +51,9 @@ class TaskHandle:
     Its state is read through read-only attributes; it changes only through its ``TaskControl``
     (``tasks/control.py``), which the lifecycle, the task's poller, the dialects and the runtime hold.
     """
+
+    #: Slots, not a ``__dict__`` (a sweep holds 10,000 handles); weak references are taken to handles.
+    __slots__ = ("__weakref__", "_control", "_progress_token", "_s", "_server", "_tool")
 
     def __init__(
         self,
@@ -53,7 +67,6 @@ class TaskHandle:
         generation: int = 0,
         queued: bool = False,
     ) -> None:
-        self._controls = controls
         self._server = server
         self._tool = tool
         self._progress_token = progress_token
@@ -61,7 +74,7 @@ class TaskHandle:
             arguments, runs_as_task=runs_as_task, generation=generation, queued=queued, logs_kept=LOG_LINES_KEPT
         )
         self._s.future.add_done_callback(_consume)
-        self._control = TaskControl(self, self._s)
+        self._control = TaskControl(self, self._s, controls)
 
     # -- what it is (read-only) ----------------------------------------------------------------
 
@@ -188,23 +201,30 @@ class TaskHandle:
 
     @property
     def logs(self) -> list[dict[str, Any]]:
-        """Log notifications of this task, newest last (at most ``LOG_LINES_KEPT``)."""
-        return self._s.logs
+        """Log notifications of this task, newest last (at most ``LOG_LINES_KEPT``): the same list at each
+        read, which the task's next lines join."""
+        return self._s.shown_logs()
 
     @property
     def pending_input(self) -> dict[Any, dict[str, Any]]:
-        """Server requests waiting on the client for this task, by request id (elicitation, sampling)."""
-        return self._s.pending_input
+        """Server requests waiting on the client for this task, by request id (elicitation, sampling); a new
+        empty dict while there has been none."""
+        pending = self._s.pending_input
+        return pending if pending is not None else {}
 
     @property
     def answered(self) -> list[tuple[str, str, str]]:
-        """How each question was answered: (message, source, action), in order."""
-        return self._s.answered
+        """How each question was answered: (message, source, action), in order (a new empty list while
+        none was asked)."""
+        answered = self._s.answered
+        return answered if answered is not None else []
 
     @property
     def questions(self) -> list[dict[str, Any]]:
-        """The same with the values given: {question, source, action, content} (secrets scrubbed)."""
-        return self._s.questions
+        """The same with the values given: {question, source, action, content} (secrets scrubbed; a new
+        empty list while none was asked)."""
+        questions = self._s.questions
+        return questions if questions is not None else []
 
     # -- what users call -----------------------------------------------------------------------
 
@@ -237,7 +257,7 @@ class TaskHandle:
     @property
     def reconnecting(self) -> bool:
         """Whether this unfinished task's server stopped answering and the client is reconnecting."""
-        return not self.done() and self._controls.reconnecting()
+        return not self.done() and self._control.controls.reconnecting()
 
     @property
     def elapsed(self) -> float:
@@ -246,8 +266,7 @@ class TaskHandle:
 
     def on_change(self, callback: Callable[[TaskHandle], None]) -> Callable[[], None]:
         """Call ``callback(handle)`` on every change of state; returns a function that unsubscribes."""
-        self._s.callbacks.append(callback)
-        return lambda: self._s.callbacks.remove(callback) if callback in self._s.callbacks else None
+        return self._control.observe(callback)
 
     def add_done_callback(self, callback: Callable[[TaskHandle], None]) -> Callable[[], None]:
         """Call ``callback(handle)`` once the task has ended (soon after, on the loop; at once
@@ -265,7 +284,7 @@ class TaskHandle:
     async def cancel(self) -> None:
         """Ask the server to cancel the task; the handle then ends with TaskCancelled."""
         if not self.done():
-            await self._controls.cancel(self)
+            await self._control.controls.cancel(self)
 
     def __repr__(self) -> str:
         """Stable text: ``<TaskHandle research on demo: completed>`` (no id, no times; see views/text.py)."""
