@@ -193,9 +193,10 @@ class Batch(Sequence[TaskHandle]):
         #: first place not known to have ended (``ready``).
         self._tally = EndTally(len(handles), FAILED_SHOWN, SLOWEST_SHOWN)
         self._open = 0
+        relay, task_ended = self._relay, self._task_ended  # one bound method each, kept by every handle
         for handle in handles:
-            handle.on_change(self._relay)
-            handle.add_done_callback(self._task_ended)
+            handle.on_change(relay)
+            handle.add_done_callback(task_ended)
             if handle.done():
                 self._count_end(handle)
         if self._sweep is not None:

@@ -118,6 +118,8 @@ async def test_a_batchs_handles_say_their_batch_and_connection_with_no_entry_eac
         assert [batch_of(h) for h in batch] == [batch.id] * 5 and batch_of(single) is None
         assert not any(h in batch_module._BATCH_OF for h in batch)  # no entry per handle
         assert len({id(control_of(h).controls) for h in batch}) == 1  # one HandleControls for the batch
+        observers = [h._s.callbacks for h in batch]
+        assert len({id(o[0]) for o in observers if o}) == 1  # the batch's observer: one object for them all
         assert all(client.lifecycle.owns(h) for h in [*batch, single])
         assert not any(other.lifecycle.owns(h) for h in [*batch, single])
         # a batch handle's cancel is still the batch's: an ended one is left as it is
