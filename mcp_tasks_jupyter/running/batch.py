@@ -51,6 +51,11 @@ FAILED_SHOWN = 20
 SLOWEST_SHOWN = 5
 #: Characters of a task's label (its arguments as ``key=value``) in a batch's view.
 LABEL_CHARS = 80
+#: A batch's first ``limit`` sends are spread evenly over this many seconds rather than sent in one burst:
+#: tasks of a like length sent together end together, and a sweep's ends and the sends that follow them
+#: would then come in waves of ``limit`` for its whole run, each wave holding the kernel's loop (a cell
+#: waits behind it). Spread once, they stay spread. It costs a sweep at most this long once.
+FIRST_WAVE_S = 0.5
 
 #: The batch of each handle a ``client.map`` call took in that it did not make (an item of a resumed sweep,
 #: made from its record or re-attached); weak, so a handle's entry goes with it. The handles a batch makes say
@@ -158,6 +163,10 @@ class Batch(Sequence[TaskHandle]):
         self._before: set[TaskHandle] = set()  # ended before a restart (from their records)
         self._elsewhere: dict[TaskHandle, int] = {}  # another live kernel sends these
         self._following = False
+        #: The first wave's sends (``FIRST_WAVE_S``): how many were started, from when; those still waiting.
+        self._wave = 0
+        self._wave_start = 0.0
+        self._paced: set[TaskHandle] = set()
         earlier = plan.earlier if plan is not None else {}
         handles: list[TaskHandle] = []
         again: list[TaskHandle] = []
@@ -292,6 +301,10 @@ class Batch(Sequence[TaskHandle]):
         if handle in self._queue:
             self._cancel_queued(handle)
             return
+        if handle in self._paced:  # waiting for its moment in the first wave (FIRST_WAVE_S): never sent
+            self._paced.discard(handle)
+            self._finish_cancelled(handle)
+            return
         unsent = handle in self._plan and handle not in self._sent
         if handle in self._claimed or handle in self._elsewhere or unsent:
             if handle in self._claimed:
@@ -331,12 +344,27 @@ class Batch(Sequence[TaskHandle]):
             if note is not None and self._sweep is not None:
                 self._sweep.noted(self._position[handle], note)
             self._lifecycle.sending(handle)
+            delay = self._wave_delay()
+            if delay > 0:
+                self._paced.add(handle)  # it counts as started; on the wire after the delay
             starter = self._lifecycle.jobs.spawn(
-                self._send(handle, args, preset), name=f"mcp-map {self.server}:{self.tool}"
+                self._send(handle, args, preset, delay), name=f"mcp-map {self.server}:{self.tool}"
             )
             self._starting[handle] = starter
         if self._sweep is not None and self._closed is None:
             self._claim_ahead(self._sweep)
+
+    def _wave_delay(self) -> float:
+        """Seconds the next send waits: the k-th of the first ``limit`` goes k/limit of ``FIRST_WAVE_S``
+        after the first; the later ones go at once (they follow the spread ends)."""
+        if self._wave >= self.limit:
+            return 0.0
+        now = asyncio.get_running_loop().time()
+        if self._wave == 0:
+            self._wave_start = now
+        delay = self._wave_start + self._wave * FIRST_WAVE_S / self.limit - now
+        self._wave += 1
+        return max(0.0, delay)
 
     def _claim_ahead(self, sweep: SweepRun) -> None:
         """Claim the next queued tasks in the index, so that a slot that frees sends one at once: at most
@@ -466,8 +494,26 @@ class Batch(Sequence[TaskHandle]):
         if self._elsewhere:
             self._start_following()
 
-    async def _send(self, handle: TaskHandle, args: dict[str, Any], preset: dict[str, Any] | None) -> None:
+    async def _send(
+        self, handle: TaskHandle, args: dict[str, Any], preset: dict[str, Any] | None, delay: float = 0.0
+    ) -> None:
         lifecycle = self._lifecycle
+        if delay > 0:
+            try:
+                await asyncio.sleep(delay)
+            except asyncio.CancelledError:
+                self._paced.discard(handle)
+                self._starting.pop(handle, None)
+                why = self._closed or "its start was cancelled"
+                lifecycle.finish(
+                    handle,
+                    error=TaskLost(f"{why} before this queued task was sent", server=self.server, tool=self.tool),
+                )
+                raise
+            if handle not in self._paced:  # cancelled while it waited: never sent
+                self._starting.pop(handle, None)
+                return
+            self._paced.discard(handle)
         try:
             await lifecycle.start(self._spec, args, ttl=self._ttl, answers=preset, handle=handle)
             if self._sweep is not None:
@@ -537,6 +583,9 @@ class Batch(Sequence[TaskHandle]):
                 handle,
                 error=TaskLost(f"{why} before this queued task was sent", server=self.server, tool=self.tool),
             )
+        if self._sweep is not None:
+            for handle in self._paced:  # claimed, not sent: queued again in the record
+                self._sweep.released(self._position[handle])
         starters = list(self._starting.values())
         for starter in starters:
             starter.cancel()
