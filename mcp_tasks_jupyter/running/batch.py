@@ -498,22 +498,9 @@ class Batch(Sequence[TaskHandle]):
         self, handle: TaskHandle, args: dict[str, Any], preset: dict[str, Any] | None, delay: float = 0.0
     ) -> None:
         lifecycle = self._lifecycle
-        if delay > 0:
-            try:
-                await asyncio.sleep(delay)
-            except asyncio.CancelledError:
-                self._paced.discard(handle)
-                self._starting.pop(handle, None)
-                why = self._closed or "its start was cancelled"
-                lifecycle.finish(
-                    handle,
-                    error=TaskLost(f"{why} before this queued task was sent", server=self.server, tool=self.tool),
-                )
-                raise
-            if handle not in self._paced:  # cancelled while it waited: never sent
-                self._starting.pop(handle, None)
-                return
-            self._paced.discard(handle)
+        if delay > 0 and not await self._turn(handle, delay):
+            self._starting.pop(handle, None)
+            return
         try:
             await lifecycle.start(self._spec, args, ttl=self._ttl, answers=preset, handle=handle)
             if self._sweep is not None:
@@ -538,6 +525,26 @@ class Batch(Sequence[TaskHandle]):
             lifecycle.finish(handle, error=exc)
         finally:
             self._starting.pop(handle, None)
+
+    async def _turn(self, handle: TaskHandle, delay: float) -> bool:
+        """Wait ``delay`` for the handle's moment in the first wave (``FIRST_WAVE_S``); False when it was
+        cancelled meanwhile (never sent). A wait cut short (the connection closing) ends it lost, unsent."""
+        try:
+            await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            self._paced.discard(handle)
+            self._starting.pop(handle, None)
+            self._lose_unsent(handle, self._closed or "its start was cancelled")
+            raise
+        if handle not in self._paced:
+            return False
+        self._paced.discard(handle)
+        return True
+
+    def _lose_unsent(self, handle: TaskHandle, why: str) -> None:
+        self._lifecycle.finish(
+            handle, error=TaskLost(f"{why} before this queued task was sent", server=self.server, tool=self.tool)
+        )
 
     def _task_ended(self, handle: TaskHandle) -> None:
         self._ended += 1
@@ -578,11 +585,7 @@ class Batch(Sequence[TaskHandle]):
         while self._claimed:
             self._queue.appendleft(self._claimed.pop())
         while self._queue:
-            handle = self._queue.popleft()
-            self._lifecycle.finish(
-                handle,
-                error=TaskLost(f"{why} before this queued task was sent", server=self.server, tool=self.tool),
-            )
+            self._lose_unsent(self._queue.popleft(), why)
         if self._sweep is not None:
             for handle in self._paced:  # claimed, not sent: queued again in the record
                 self._sweep.released(self._position[handle])
