@@ -187,10 +187,21 @@ def settings_path() -> Path:
     return config_dir() / SETTINGS_FILE
 
 
+#: The file last read, by what ``os.stat`` said of it then: every task record asks for the author, and a
+#: sweep's thousands of records each read and parsed the file on the event loop.
+_read: tuple[tuple[str, int, int, int], dict[str, Any]] | None = None
+
+
 def settings() -> dict[str, Any]:
-    """The setting file's contents (empty when there is none; one that cannot be read is said once)."""
+    """The setting file's contents (empty when there is none; one that cannot be read is said once).
+    Read again whenever the file changes (another kernel may write it); a new dict at each call."""
+    global _read
     path = settings_path()
     try:
+        stat = path.stat()
+        seen = (str(path), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        if _read is not None and _read[0] == seen:
+            return dict(_read[1])
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
@@ -199,7 +210,9 @@ def settings() -> dict[str, Any]:
             _said.add(str(path))
             log.warning("the setting file %s cannot be read (%s): it is left out", path, exc)
         return {}
-    return data if isinstance(data, dict) else {}
+    data = data if isinstance(data, dict) else {}
+    _read = (seen, data)
+    return dict(data)
 
 
 def setting(key: str) -> Any:
@@ -209,9 +222,11 @@ def setting(key: str) -> Any:
 
 def write_setting(key: str, value: Any) -> Path:
     """Set ``key`` in the setting file (made, with its directory, when missing); its path."""
+    global _read
     path = settings_path()
     data = settings()
     data[key] = value
+    _read = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

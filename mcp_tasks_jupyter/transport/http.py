@@ -83,6 +83,10 @@ MAX_EXCHANGES = 8
 #: its slot back, so that slow requests never starve the others.
 SLOT_HOLD_S = 2.0
 MAX_CONNECTIONS = 256
+#: How long a POST's SSE reader, its answer in hand, reads on for the end of the stream (servers end it
+#: right after the answer). A stream read to its end gives its connection back to the pool; one cut short
+#: must close it, and a sweep of short tasks then opened a new connection for nearly every call.
+STREAM_END_WAIT_S = 1.0
 #: Errors of the HTTP engine while talking (what ``_connection_error`` turns into ours).
 _ENGINE_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError)
 
@@ -91,6 +95,11 @@ class _ClosedHere(aiohttp.ClientConnectionError):
     """Put into an answer being read when the transport closes: closing aiohttp's session drops the
     connection without telling a body being read, which then waits without end (or, read a moment
     later, raises a bare ``RuntimeError``)."""
+
+
+def _answers(messages: list[Any], msg_id: RequestId) -> bool:
+    """Whether ``messages`` hold the answer to request ``msg_id``."""
+    return any(isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id for msg in messages)
 
 
 def _resume_id(position: StreamPosition) -> str | None:
@@ -462,25 +471,32 @@ class StreamableHTTPTransport(Transport):
         position = StreamPosition()
         attempts = 0
         noise: InvalidMessage | None = None  # the last unreadable event naming no request, if any
+        answered = False
         while True:
             try:
-                async with contextlib.aclosing(self._events_of(response, position)) as events:
+                async with (
+                    asyncio.timeout(None) as stream_end,
+                    contextlib.aclosing(self._events_of(response, position)) as events,
+                ):
                     async for event in events:
                         delivered = self._deliver_event(event.data)
                         if isinstance(delivered, InvalidMessage):
                             noise = delivered
                             continue
-                        for msg in delivered:
-                            if isinstance(msg, (Response, ErrorResponse)) and msg.id == msg_id:
-                                return
-            except _ENGINE_ERRORS:
+                        if not answered and _answers(delivered, msg_id):
+                            answered = True  # read on (briefly) to the stream's end: see STREAM_END_WAIT_S
+                            stream_end.reschedule(asyncio.get_running_loop().time() + STREAM_END_WAIT_S)
+            except _ENGINE_ERRORS:  # the stream's end not come in time is one (a TimeoutError)
                 pass
             except InvalidMessage as exc:  # an event past the size bound: resuming would send it again
-                self._events.request_failed(msg_id, exc)
+                if not answered:
+                    self._events.request_failed(msg_id, exc)
                 return
             finally:
-                response.close()  # a stream is never reused; closing it is also how it is withdrawn
-            if self._closed:
+                # Read to its end, its connection goes back to the pool; else it is closed, which is also
+                # how a stream is withdrawn.
+                response.release()
+            if answered or self._closed:
                 return
             resume_from = _resume_id(position)
             if resume_from is None or self.stateless:

@@ -125,3 +125,24 @@ def test_exports_and_the_command_line_name_the_person(tmp_path: Path) -> None:
     listed = out.getvalue().splitlines()
     assert listed[0].split()[-1] == "by" and listed[-1].endswith("Josiah Carberry")
     assert "@" in listed[1].split()[-1]  # nobody named: the login name, as before
+
+
+def test_the_setting_file_is_read_once_until_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every task record asks for the author: a sweep's records must not each read and parse the file on the
+    kernel's loop, yet a file another kernel rewrites is read again."""
+    path = settings_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"author": {"name": "Josiah Carberry"}}))
+    reads: list[Path] = []
+    read_text = Path.read_text
+
+    def counted(self: Path, *args: object, **kwargs: object) -> str:
+        reads.append(self)
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    assert [current_author() for _ in range(50)] == [mtj.Author("Josiah Carberry")] * 50
+    assert reads == [path]
+    path.write_text(json.dumps({"author": {"name": "Ada Lovelace, now"}}))  # another size: another file
+    assert current_author() == mtj.Author("Ada Lovelace, now")
+    assert reads == [path, path]
