@@ -432,12 +432,14 @@ def _copy(args: argparse.Namespace, index: TaskIndex, out: TextIO) -> int:
             raise CommandError(f"there is no SQLite index at {source.describe()}")
         if source.location == index.location:
             raise CommandError(f"{source.describe()} is the index itself: give --index or MTJ_INDEX the other one")
-        copied, there = index.copy_from(source)
+        count = index.copy_from(source)
     finally:
         source.close()
+    copied, there = count
+    sweeps = f" and {count.sweeps} sweep{'' if count.sweeps == 1 else 's'}" if count.sweeps else ""
     print(
-        f"copied {copied} task record{'' if copied == 1 else 's'} from {source.describe()} into {index.describe()}"
-        + (f" ({there} already there)" if there else ""),
+        f"copied {copied} task record{'' if copied == 1 else 's'}{sweeps} from {source.describe()} into "
+        f"{index.describe()}" + (f" ({there} already there)" if there else ""),
         file=out,
     )
     return 0

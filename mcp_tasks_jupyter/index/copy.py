@@ -44,11 +44,11 @@ def copy_rows(
     rekey: Callable[[dict[str, Any]], str],
     same_key: bool,
     key: bytes | None = None,
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     """Copy every row of ``source`` into ``target``, and its sweeps (see the module docstring); (records
-    copied, records already there). ``rekey`` gives a whole row's ``args_key`` under the target's key,
-    ``key`` is that key (a sweep's items key is made again with it; None: kept); ``same_key``: both use one
-    key. Raises the backends' errors."""
+    copied, records already there, sweeps copied). ``rekey`` gives a whole row's ``args_key`` under the
+    target's key, ``key`` is that key (a sweep's items key is made again with it; None: kept);
+    ``same_key``: both use one key. Raises the backends' errors."""
     names = ", ".join(COLUMNS)
     source_db = source.connection(timeout_ms)
     rows = [
@@ -63,8 +63,8 @@ def copy_rows(
     with target.transaction(db):
         for row in rows:
             copied += max(0, target.execute(db, insert, row).rowcount)
-        copy_sweeps(source, source_db, target, db, rekey, None if same_key else key)
-    return copied, len(rows) - copied
+        sweeps = copy_sweeps(source, source_db, target, db, rekey, None if same_key else key)
+    return copied, len(rows) - copied, sweeps
 
 
 def copy_sweeps(

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..redact import REDACTED, is_secret_key
+from . import closer
 
 if TYPE_CHECKING:
     from .backend import IndexBackend
@@ -242,7 +243,9 @@ class SweepStore:
         self._database: IndexBackend = backend_for(location)
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _shut, self._database, self)
+        closer.ready()
+        # Not ``self`` among its arguments: that kept every store, and its thread, alive to the process's end.
+        self._finalizer = weakref.finalize(self, closer.close_later, _shut, self._database)
 
     # -- the thread ------------------------------------------------------------------------------
 
@@ -285,7 +288,7 @@ class SweepStore:
             log.debug("the sweeps of %s: closing failed: %s", self.where, exc)
 
 
-def _shut(database: IndexBackend, store: Any) -> None:
+def _shut(database: IndexBackend) -> None:
     try:
         database.close()
     except Exception:  # at exit, on any thread

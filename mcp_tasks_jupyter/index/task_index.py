@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..redact import redact_arguments, scrub_data, scrub_optional
 from ..tasks.status import FINISHED as FINISHED_STATUSES
-from . import key as index_key, unwritten
+from . import closer, key as index_key, unwritten
 from .author import Author, current_author
 from .backend import IndexBackend
 from .database import SCHEMA_VERSION, IndexDatabase
@@ -248,7 +248,9 @@ class TaskIndex:
         self._last_recorded = 0.0
         self._said: set[str] = set()
         # Kept changes are written (or given up, logged) when the index is dropped or the process exits.
-        self._finalizer = weakref.finalize(self, _close, self._writes, self._database)
+        # (on the closing thread: the collector may drop an index inside any code; see ``closer.py``)
+        closer.ready()
+        self._finalizer = weakref.finalize(self, closer.close_later, _close, self._writes, self._database)
 
     def __repr__(self) -> str:
         return f"TaskIndex({self.location.shown!r})"
@@ -321,10 +323,10 @@ class TaskIndex:
                 f"the task index {self.describe()} cannot be opened: {self._database.describe_error(exc)}"
             ) from None
 
-    def copy_from(self, source: TaskIndex) -> tuple[int, int]:
+    def copy_from(self, source: TaskIndex) -> CopyCount:
         """Copy every record of ``source`` (a machine's SQLite file) into this index, each once (by its
-        id; ``copy.py``): (copied, already there). Raises ConnectionFailed naming either index when
-        one cannot be read or written."""
+        id; ``copy.py``), and its sweeps: (copied, already there), with ``.sweeps`` the sweeps copied. Raises
+        ConnectionFailed naming either index when one cannot be read or written."""
         from ..errors import ConnectionFailed
         from .copy import copy_rows
         from .writes import BLOCKING_BUSY_TIMEOUT_MS
@@ -332,13 +334,15 @@ class TaskIndex:
         source.flush()
         self.flush()
         try:
-            return copy_rows(
-                source.database,
-                self._database,
-                BLOCKING_BUSY_TIMEOUT_MS,
-                self.arguments_key,
-                source.key == self.key,
-                self.key,
+            return CopyCount(
+                *copy_rows(
+                    source.database,
+                    self._database,
+                    BLOCKING_BUSY_TIMEOUT_MS,
+                    self.arguments_key,
+                    source.key == self.key,
+                    self.key,
+                )
             )
         except (*source.database.errors, *self._database.errors) as exc:
             raise ConnectionFailed(
@@ -618,6 +622,18 @@ def records_by_id(database: IndexBackend, db: Any, ids: list[int]) -> dict[int, 
             record = _record(row)
             found[record.id] = record
     return found
+
+
+class CopyCount(tuple[int, int]):
+    """What :meth:`TaskIndex.copy_from` copied: (records copied, records already there), and ``sweeps``, the
+    sweeps copied with their items (a pair, as before sweeps were copied, so that it unpacks as one)."""
+
+    sweeps: int
+
+    def __new__(cls, copied: int, there: int, sweeps: int = 0) -> CopyCount:
+        count = super().__new__(cls, (copied, there))
+        count.sweeps = sweeps
+        return count
 
 
 def _close(writes: WriteQueue, database: IndexBackend) -> None:

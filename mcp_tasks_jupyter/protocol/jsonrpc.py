@@ -136,8 +136,8 @@ def decode(data: bytes | str) -> list[Message]:
     surrogate escapes (text that cannot be sent back as UTF-8), values nested deeper than MAX_DEPTH and
     batches longer than MAX_BATCH. Whatever arrives, the only exception is MessageError.
     """
-    obj = _fast_loads(data) if isinstance(data, (bytes, bytearray)) else _UNSURE
-    if obj is _UNSURE:  # text, or bytes orjson might read otherwise
+    obj = _fast_loads(data if isinstance(data, (bytes, bytearray)) else _utf8(data))
+    if obj is _UNSURE:  # orjson might read it otherwise (or text that is not Unicode)
         obj = _strict_loads(data)
     return [parse_message(obj)] if type(obj) is dict else _messages(obj)
 
@@ -172,6 +172,15 @@ def _strict_loads(data: bytes | bytearray | str) -> Any:
     if "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None and not _encodable(obj):
         raise MessageError("not valid JSON (an unpaired UTF-16 surrogate escape: not Unicode text)")
     return obj
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8 for ``_fast_loads`` (an SSE event's data comes as text); text holding a lone
+    surrogate has none, and goes the strict way whole."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _NOT_UTF8
 
 
 def _fast_loads(data: bytes | bytearray) -> Any:
@@ -269,6 +278,7 @@ def _encodable(obj: Any) -> bool:
 
 _BOM = b"\xef\xbb\xbf"
 _UNSURE = object()
+_NOT_UTF8 = b"\xff"  # orjson refuses it: the caller decodes the text itself
 #: Every digit becomes "0" and every other byte a space: 19 digits in a row may be an integer that
 #: orjson cannot hold (it holds every integer of up to 18 digits exactly).
 _DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))

@@ -63,6 +63,8 @@ async def test_sweeps_are_copied_from_sqlite_to_postgresql_and_back(
         assert first.returncode == 0, first.stderr
         again = cli("copy", local, env=env)  # twice: the same rows, nothing doubled
         assert again.returncode == 0, again.stderr
+        assert first.stdout.startswith(f"copied {len(ITEMS)} task records and 1 sweep from "), first.stdout
+        assert again.stdout.startswith("copied 0 task records from "), again.stdout  # the sweep was there
         assert sweep_of(team_url) == sweep_of(local)
         assert sweep in cli("sweeps", env=env).stdout
         # the match keys were made again under the team's key: the same items match there
@@ -84,7 +86,8 @@ async def test_sweeps_are_copied_from_sqlite_to_postgresql_and_back(
     # and back: the team's index copied into another machine's SQLite file
     monkeypatch.delenv("MTJ_INDEX_KEY")
     other = TaskIndex(tmp_path / "other" / "tasks.sqlite3")
-    copied, _ = other.copy_from(TaskIndex(team_url))
-    assert copied == len(ITEMS)
+    count = other.copy_from(TaskIndex(team_url))
+    copied, _ = count
+    assert copied == len(ITEMS) and count.sweeps == 1
     other.close()
     assert sweep_of(str(other.path)) == sweep_of(local)

@@ -28,17 +28,23 @@ def _result(value: str) -> bytes:
         ('"\\udc00x"', "unpaired UTF-16 surrogate"),
     ],
 )
-def test_numbers_and_text_json_does_not_have_are_refused(value, reason):
+@pytest.mark.parametrize("as_text", [False, True], ids=["bytes", "text"])  # text: an SSE event's data
+def test_numbers_and_text_json_does_not_have_are_refused(value, reason, as_text):
     with pytest.raises(MessageError, match=reason):
-        decode(_result(value))
+        decode(_result(value).decode() if as_text else _result(value))
 
 
-def test_what_json_does_have_is_kept():
-    assert decode(_result("1e300"))[0].result == {"v": 1e300}
-    assert decode(_result("9" * 300))[0].result == {"v": int("9" * 300)}
-    assert decode(_result("1e-400"))[0].result == {"v": 0.0}
-    assert decode(_result('"\\ud83d\\ude00 \\\\ud800"'))[0].result == {"v": "\U0001f600 \\ud800"}
-    assert decode("\ufeff".encode() + _result("1"))[0].result == {"v": 1}  # a UTF-8 BOM is tolerated
+@pytest.mark.parametrize("as_text", [False, True], ids=["bytes", "text"])
+def test_what_json_does_have_is_kept(as_text):
+    def decoded(data: bytes) -> object:
+        return decode(data.decode() if as_text else data)[0].result
+
+    assert decoded(_result("1e300")) == {"v": 1e300}
+    assert decoded(_result("9" * 300)) == {"v": int("9" * 300)}
+    assert decoded(_result("123456789012345678901234")) == {"v": 123456789012345678901234}  # beyond 64 bits
+    assert decoded(_result("1e-400")) == {"v": 0.0}
+    assert decoded(_result('"\\ud83d\\ude00 \\\\ud800"')) == {"v": "\U0001f600 \\ud800"}
+    assert decode("\ufeff".encode() + _result("1"))[0].result == {"v": 1}  # a UTF-8 BOM is tolerated in bytes
 
 
 @pytest.mark.parametrize("data", [b"\xff\xfe{\x00}\x00", b'"\xed\xa0\x80"', b'{"a": "\xc3"}'])
