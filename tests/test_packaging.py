@@ -53,8 +53,13 @@ def third_party(importers: set[str] | None = None) -> dict[str, set[str]]:
 
 def test_no_web_server_in_the_runtime_dependencies() -> None:
     runtime = {_name(r) for r in PROJECT["dependencies"]}
-    assert not runtime & {"starlette", "uvicorn"}, runtime
-    assert {_name(r) for r in PROJECT["optional-dependencies"]["demo-http"]} == {"starlette", "uvicorn"}
+    assert not runtime & {"starlette", "uvicorn", "httptools"}, runtime
+    # httptools: uvicorn's C parser, which it picks by itself when installed (nothing imports it by name)
+    assert {_name(r) for r in PROJECT["optional-dependencies"]["demo-http"]} == {
+        "starlette",
+        "uvicorn",
+        "httptools",
+    }
     assert "mcp-tasks-jupyter[demo-http]" in PROJECT["optional-dependencies"]["test"]  # tests use the HTTP demo
 
 

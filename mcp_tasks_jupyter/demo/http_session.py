@@ -75,16 +75,33 @@ class SseConnection:
             self._queue.put_nowait(None)
 
     async def chunks(self) -> AsyncIterator[str]:
-        """The chunks to write, with a ``: ping`` comment after each quiet interval."""
+        """The chunks to write, with a ``: ping`` comment after each quiet interval. Chunks queued together
+        (a task's status, progress and log at one step) are written together: one write, and one wake-up of
+        the client, instead of one per event."""
+        queue = self._queue
         while True:
-            try:
-                chunk = await asyncio.wait_for(self._queue.get(), self._ping_seconds)
-            except TimeoutError:
-                yield ": ping\n\n"
-                continue
+            if queue.empty():
+                try:
+                    async with asyncio.timeout(self._ping_seconds):
+                        chunk = await queue.get()
+                except TimeoutError:
+                    yield ": ping\n\n"
+                    continue
+            else:
+                chunk = queue.get_nowait()
             if chunk is None:
                 return
-            yield chunk
+            if queue.empty():
+                yield chunk
+                continue
+            together = [chunk]
+            while not queue.empty():
+                more = queue.get_nowait()
+                if more is None:
+                    yield "".join(together)
+                    return
+                together.append(more)
+            yield "".join(together)
 
 
 @dataclass(eq=False)

@@ -14,7 +14,9 @@ so one dialect's clients never see (or list) another's.
 Retention: a task lives ``ttl_ms`` from creation (2025-11-25, ext) or, with ``keep_alive_ms``
 (sep1686), until ``keep_alive_ms`` after it reaches a terminal status. Expiry is lazy: every store
 operation first purges tasks whose time is up, remembering their ids in a bounded tombstone set
-so lookups can say "expired" rather than "not found" (and an id is never issued twice). A timer
+so lookups can say "expired" rather than "not found" (and an id is never issued twice); the tasks' expiry
+times are kept in a heap, so that purge costs what expires, not what the store holds (a sweep of 10,000 tasks
+made every operation walk them all). A timer
 per task also runs that purge when its time runs out, so a body stops and ``tasks/result``
 waiters wake even if nobody touches the store.
 
@@ -28,6 +30,7 @@ last task returned, so pages stay stable while tasks come and go.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import logging
 import math
@@ -137,6 +140,9 @@ class TaskStore:
         self._tombstones: dict[str, bool] = {}  # id -> True if it expired (False: deleted)
         self._seq = itertools.count(1)
         self._bodies: set[asyncio.Task[None]] = set()
+        #: (expires_at, seq, task_id) of the tasks with a set expiry, earliest first; an entry whose task is gone
+        #: or expires at another time now is stale and skipped.
+        self._expiry: list[tuple[float, int, str]] = []
 
     # -- creation and lookup -------------------------------------------------------------
 
@@ -185,6 +191,7 @@ class TaskStore:
         )
         self._tasks[task_id] = task
         if keep_alive_ms is None:
+            heapq.heappush(self._expiry, (task.expires_at, task.seq, task_id))
             asyncio.get_running_loop().call_later(ttl_ms / 1000 + 0.01, self.purge_expired)
         logger.info("task %s created for %s (%s, ttl %d ms)", task_id, tool_name, dialect, ttl_ms)
         return task
@@ -325,6 +332,7 @@ class TaskStore:
         task.input_requests.clear()
         if task.keep_alive_ms is not None:
             task.expires_at = self._monotonic() + task.keep_alive_ms / 1000
+            heapq.heappush(self._expiry, (task.expires_at, task.seq, task.task_id))
             asyncio.get_running_loop().call_later(task.keep_alive_ms / 1000 + 0.01, self.purge_expired)
 
     # -- questions ---------------------------------------------------------------------------
@@ -362,9 +370,13 @@ class TaskStore:
     def purge_expired(self) -> None:
         """Forget every task whose ttl has elapsed (cancelling its body, waking its waiters)."""
         now = self._monotonic()
-        expired = [task for task in self._tasks.values() if task.expires_at <= now]
-        for task in expired:
-            del self._tasks[task.task_id]
+        expiry = self._expiry
+        while expiry and expiry[0][0] <= now:
+            expires_at, _seq, task_id = heapq.heappop(expiry)
+            task = self._tasks.get(task_id)
+            if task is None or task.expires_at != expires_at:
+                continue  # deleted already, or its retention counts from its end now
+            del self._tasks[task_id]
             self._tombstones[task.task_id] = True
             logger.info("task %s expired", task.task_id)
             if task.body is not None:

@@ -145,21 +145,33 @@ def set_author(
 
 def current_author() -> Author | None:
     """The person running this process's tasks, from the first place that says (see the module docstring)."""
+    global _named
     if _chosen is not None:
         return _chosen
     name = os.environ.get("MTJ_AUTHOR", "").strip()
     if name:
-        return _lenient(name, os.environ.get("MTJ_ORCID"), os.environ.get("MTJ_AFFILIATION"), "MTJ_ORCID")
-    given = setting("author")
-    if isinstance(given, dict) and isinstance(given.get("name"), str):
-        orcid, affiliation = given.get("orcid"), given.get("affiliation")
-        return _lenient(
-            given["name"],
-            orcid if isinstance(orcid, str) else None,
-            affiliation if isinstance(affiliation, str) else None,
-            str(settings_path()),
-        )
-    return None
+        said = (name, os.environ.get("MTJ_ORCID"), os.environ.get("MTJ_AFFILIATION"))
+    else:
+        given = setting("author")
+        if not (isinstance(given, dict) and isinstance(given.get("name"), str)):
+            return None
+        said = (given["name"], given.get("orcid"), given.get("affiliation"))
+    # every task record asks: the same words give the same author, checked once
+    if _named is not None and _named[0] == said:
+        return _named[1]
+    orcid, affiliation = said[1], said[2]
+    author = _lenient(
+        said[0],
+        orcid if isinstance(orcid, str) else None,
+        affiliation if isinstance(affiliation, str) else None,
+        "MTJ_ORCID" if name else str(settings_path()),
+    )
+    _named = (said, author)
+    return author
+
+
+#: The words an author was last named with (the environment's or the file's) and the author they gave.
+_named: tuple[tuple[Any, Any, Any], Author | None] | None = None
 
 
 def _lenient(name: str, orcid: str | None, affiliation: str | None, where: str) -> Author | None:
@@ -184,7 +196,20 @@ def config_dir() -> Path:
 
 
 def settings_path() -> Path:
-    return config_dir() / SETTINGS_FILE
+    return Path(_settings_file())
+
+
+def _settings_file() -> str:
+    """``settings_path()`` as text, worked out again only when the variables it depends on change (every
+    task record reads the setting file's signature)."""
+    global _where
+    said = (os.environ.get("JUPYTER_CONFIG_DIR"), os.environ.get("HOME"))
+    if _where is None or _where[0] != said:
+        _where = (said, str(config_dir() / SETTINGS_FILE))
+    return _where[1]
+
+
+_where: tuple[tuple[str | None, str | None], str] | None = None
 
 
 #: The file last read, by what ``os.stat`` said of it then: every task record asks for the author, and a
@@ -196,13 +221,13 @@ def settings() -> dict[str, Any]:
     """The setting file's contents (empty when there is none; one that cannot be read is said once).
     Read again whenever the file changes (another kernel may write it); a new dict at each call."""
     global _read
-    path = settings_path()
+    path = _settings_file()
     try:
-        stat = path.stat()
-        seen = (str(path), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        stat = os.stat(path)
+        seen = (path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
         if _read is not None and _read[0] == seen:
             return dict(_read[1])
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

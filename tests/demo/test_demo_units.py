@@ -79,6 +79,51 @@ def test_task_store_expiry_listing_and_terminal_rules() -> None:
     asyncio.run(scenario())
 
 
+def test_task_store_purge_looks_only_at_what_expires() -> None:
+    """A store operation purges first; it must not walk every live task (a 10,000-task sweep made each of
+    its 30,000 requests do so). The tasks' expiry times are read only for those that come due."""
+    read: list[str] = []
+
+    class Watched(dict):  # type: ignore[type-arg]
+        def values(self):  # type: ignore[no-untyped-def]
+            read.append("values")
+            return super().values()
+
+        def items(self):  # type: ignore[no-untyped-def]
+            read.append("items")
+            return super().items()
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            read.append("iter")
+            return super().__iter__()
+
+    async def scenario() -> None:
+        now = [100.0]
+        store = TaskStore(monotonic=lambda: now[0])
+        store._tasks = Watched()
+        tasks = [
+            store.create(tool_name="t", ttl_ms=1000 + k, poll_interval_ms=1, status_message=None)
+            for k in range(50)
+        ]
+        store.delete(tasks[1])
+        for task in tasks[2:]:
+            store.get(task.task_id)
+        assert read == []  # 50 creates and 48 lookups, no walk over the store
+        now[0] += 1.0005  # the first task and the deleted one come due
+        with pytest.raises(TaskExpired):
+            store.get(tasks[0].task_id)
+        assert store.get(tasks[2].task_id) is tasks[2] and read == []
+        now[0] += 1
+        for task in tasks[2:]:
+            with pytest.raises(TaskExpired):
+                store.get(task.task_id)
+        with pytest.raises(TaskNotFound):
+            store.get(tasks[1].task_id)  # deleted, never expired
+        assert all(task.done.is_set() for task in tasks if task is not tasks[1])
+
+    asyncio.run(scenario())
+
+
 def test_sse_pings_and_queued_requests() -> None:
     async def scenario() -> None:
         connection = SseConnection(ping_seconds=0.05)
@@ -88,14 +133,22 @@ def test_sse_pings_and_queued_requests() -> None:
         connection.close()
         assert [chunk async for chunk in chunks] == ["x"]
 
+        # chunks queued together go out as one write (one wake-up of the client), in order; the close after
+        # them ends the response
+        together = SseConnection(ping_seconds=5)
+        for chunk in ("data: 1\n\n", "data: 2\n\n", "data: 3\n\n"):
+            together.put(chunk)
+        together.close()
+        assert [chunk async for chunk in together.chunks()] == ["data: 1\n\ndata: 2\n\ndata: 3\n\n"]
+
         session = HttpSession("s")
         session.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
         session.send({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {}}, task_id="T")
         _, result_connection = session.open_result_stream("T")
         result_chunks = result_connection.chunks()
-        first = [await result_chunks.__anext__() for _ in range(2)]
-        assert first[0].startswith("id: r1-") and "retry: 1000" in first[0]
-        assert '"elicitation/create"' in first[1]  # the queued request came to the task's stream
+        first = await result_chunks.__anext__()  # the priming event and the queued request, written together
+        assert first.startswith("id: r1-") and "retry: 1000" in first.split("\n\n")[0]
+        assert '"elicitation/create"' in first.split("\n\n", 1)[1]  # the queued request came to the task's stream
         standalone = session.connect(None)
         session.close()
         assert [chunk async for chunk in standalone.chunks()] == ["retry: 1000\n\n"]
