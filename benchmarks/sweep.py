@@ -17,6 +17,10 @@ The kernel (the same N items, by ``%mcp_map -o VAR --limit 64`` in a real ipyker
 recorded in the kernel's task index): its wall beside the ideal, and a trivial cell's latency (``1+1`` to its
 ``execute_reply``, median and p99) while the sweep runs beside the idle kernel's, C cells (300; 60 with
 --tiny) before it and C after it (one stray slow cell among 300 would be their p99); target: p99 at most 1.5 x.
+Then the same sweep once more, run by another process (``client.map``, as in the first part) against the same
+server while the kernel only times cells: that kernel's p99 beside the same idle anchor is what two cores shared
+with a sweep's client and its server cost a kernel that does none of the sweep's work (the machine's share of
+the ratio above, not the kernel's).
 
 The big sweep (M items, default 100,000; 2,000 with --tiny), every item ended, written through the index's
 interface (``tests/support/ended_sweep.py``: running M calls is what the rows above measure): the time to
@@ -28,6 +32,7 @@ beside ``json.loads`` of the exported lines.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import collections
 import gc
@@ -148,8 +153,10 @@ def kernel_rows(n: int, seconds: float, cells: int) -> list[Row]:
         wall = time.perf_counter() - started  # to the nearest 50 cells
         assert kernel.value("len(_results)") == n
         idle += kernel.latencies(cells)  # idle again after it: the anchor's p99 is not one stray cell's
+        beside = latencies_beside_sweep(kernel, url, n, seconds)
     idle_median, idle_p99 = median_p99(idle)
     busy_median, busy_p99 = median_p99(busy)
+    _beside_median, beside_p99 = median_p99(beside)
     ideal = n * seconds / LIMIT
     note = f"kernel: {len(busy)} cells timed during the sweep, {len(idle)} idle; its wall to the nearest 50 cells"
     return [
@@ -159,7 +166,44 @@ def kernel_rows(n: int, seconds: float, cells: int) -> list[Row]:
             idle_median * 1000, "ms"),
         Row("kernel cell latency p99 during the sweep", busy_p99 * 1000, "idle kernel, p99", idle_p99 * 1000, "ms",
             "ratio <= 1.5", busy_p99 <= 1.5 * idle_p99, note=note),
+        Row("kernel cell p99, the sweep in another process", beside_p99 * 1000, "idle kernel, p99",
+            idle_p99 * 1000, "ms", note=f"kernel: {len(beside)} cells timed beside another process's sweep"),
     ]  # fmt: skip
+
+
+def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float) -> list[float]:
+    """A trivial cell's latency while another process (this script, ``--client``) sweeps ``n`` items against
+    ``url``: the kernel does none of the sweep's work."""
+    argv = [sys.executable, __file__, "--client", url, "--items", str(n), "--seconds", str(seconds)]
+    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert client.stdout is not None
+        if client.stdout.readline().strip() != "sweeping":  # the sweep is under way: time cells now
+            raise RuntimeError(f"the sweeping process did not start: {client.stdout.read()[-2000:]}")
+        times: list[float] = []
+        deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
+        while client.poll() is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the other process's sweep did not end in time")
+            times += kernel.latencies(50)
+        if client.returncode != 0:
+            raise RuntimeError(f"the sweeping process failed: {client.stdout.read()[-2000:]}")
+        return times
+    finally:
+        if client.poll() is None:
+            client.kill()
+        client.wait()
+
+
+async def sweep_as_client(url: str, n: int, seconds: float) -> None:
+    """``--client``: sweep ``n`` items against ``url`` as the first part does; says ``sweeping`` when sent."""
+    items = [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
+    with tempfile.TemporaryDirectory() as tmp:
+        async with mtj.connect(url, index=f"{tmp}/tasks.sqlite3", protocol_version="2025-11-25") as client:
+            await client.tool("slow_compute")
+            batch = await client.map("slow_compute", items, limit=LIMIT)
+            print("sweeping", flush=True)
+            await batch.gather(timeout=max(120.0, 5 * n * seconds / LIMIT))
 
 
 def cli_seconds(index_path: str, *argv: str) -> float:
@@ -240,8 +284,13 @@ if __name__ == "__main__":
     p.add_argument("--big", type=int, default=None, help="the recorded sweep's items (100000; --tiny: 2000)")
     p.add_argument("--cells", type=int, default=None, help="idle kernel cells timed (300; --tiny: 60)")
     p.add_argument("--only", choices=("run", "kernel", "big"), default=None, help="only one part's rows")
+    # the kernel part's other process, sweeping while the kernel only times cells
+    p.add_argument("--client", metavar="URL", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     n = args.items or (640 if args.tiny else 10_000)
+    if args.client is not None:
+        asyncio.run(sweep_as_client(args.client, n, args.seconds))
+        sys.exit(0)
     out: list[Row] = []
     if args.only in (None, "run"):
         out += asyncio.run(rows(n, args.seconds))
