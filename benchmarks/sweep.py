@@ -175,24 +175,30 @@ def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float) -> lis
     """A trivial cell's latency while another process (this script, ``--client``) sweeps ``n`` items against
     ``url``: the kernel does none of the sweep's work."""
     argv = [sys.executable, __file__, "--client", url, "--items", str(n), "--seconds", str(seconds)]
-    client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert client.stdout is not None
-        if client.stdout.readline().strip() != "sweeping":  # the sweep is under way: time cells now
-            raise RuntimeError(f"the sweeping process did not start: {client.stdout.read()[-2000:]}")
-        times: list[float] = []
-        deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
-        while client.poll() is None:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the other process's sweep did not end in time")
-            times += kernel.latencies(50)
-        if client.returncode != 0:
-            raise RuntimeError(f"the sweeping process failed: {client.stdout.read()[-2000:]}")
-        return times
-    finally:
-        if client.poll() is None:
-            client.kill()
-        client.wait()
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: its warnings can never fill it and block it
+        client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True)
+
+        def failed(what: str) -> RuntimeError:
+            errors.seek(0)
+            return RuntimeError(f"the sweeping process {what}: {errors.read().decode(errors='replace')[-2000:]}")
+
+        try:
+            assert client.stdout is not None
+            if client.stdout.readline().strip() != "sweeping":  # the sweep is under way: time cells now
+                raise failed("did not start")
+            times: list[float] = []
+            deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
+            while client.poll() is None:
+                if time.monotonic() > deadline:
+                    raise failed("did not end in time")
+                times += kernel.latencies(50)
+            if client.returncode != 0:
+                raise failed(f"failed ({client.returncode})")
+            return times
+        finally:
+            if client.poll() is None:
+                client.kill()
+            client.wait()
 
 
 async def sweep_as_client(url: str, n: int, seconds: float) -> None:
