@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +90,25 @@ def p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98] if len(values) >= 100 else max(values)
 
 
+def sweep_items(n: int, seconds: float) -> list[dict[str, Any]]:
+    """The arguments of a sweep's ``n`` items (``slow_compute``, ``seconds`` each), as ``KERNEL_SETUP``'s."""
+    return [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
+
+
+def cells_while(kernel: Any, running: Callable[[], bool], n: int, seconds: float, what: str) -> list[float]:
+    """A trivial cell's latencies, 50 at a time, while ``running()`` says the sweep of ``n`` items goes on
+    (at most five times its ideal, or 300 s)."""
+    times: list[float] = []
+    deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
+    while running():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not end in time")
+        times += kernel.latencies(50)
+    return times
+
+
 async def rows(n: int, seconds: float) -> list[Row]:
-    items = [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
+    items = sweep_items(n, seconds)
     per_dict = dict_bytes(items)
     with tempfile.TemporaryDirectory() as tmp, demo_server("--poll-interval", "100") as url:
         async with mtj.connect(url, index=f"{tmp}/tasks.sqlite3", protocol_version="2025-11-25") as client:
@@ -144,19 +162,18 @@ def kernel_rows(n: int, seconds: float, cells: int) -> list[Row]:
         idle = kernel.latencies(cells)
         started = time.perf_counter()
         kernel.run(KERNEL_MAP.format(limit=LIMIT))
-        busy: list[float] = []
-        deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
-        while not kernel.value("'_results' in globals()"):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the kernel's sweep did not end in time")
-            busy += kernel.latencies(50)
+
+        def sweeping() -> bool:
+            return not kernel.value("'_results' in globals()")
+
+        busy = cells_while(kernel, sweeping, n, seconds, "the kernel's sweep")
         wall = time.perf_counter() - started  # to the nearest 50 cells
         assert kernel.value("len(_results)") == n
         idle += kernel.latencies(cells)  # idle again after it: the anchor's p99 is not one stray cell's
         beside = latencies_beside_sweep(kernel, url, n, seconds)
     idle_median, idle_p99 = median_p99(idle)
     busy_median, busy_p99 = median_p99(busy)
-    _beside_median, beside_p99 = median_p99(beside)
+    beside_p99 = median_p99(beside)[1]
     ideal = n * seconds / LIMIT
     note = f"kernel: {len(busy)} cells timed during the sweep, {len(idle)} idle; its wall to the nearest 50 cells"
     return [
@@ -186,12 +203,7 @@ def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float) -> lis
             assert client.stdout is not None
             if client.stdout.readline().strip() != "sweeping":  # the sweep is under way: time cells now
                 raise failed("did not start")
-            times: list[float] = []
-            deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
-            while client.poll() is None:
-                if time.monotonic() > deadline:
-                    raise failed("did not end in time")
-                times += kernel.latencies(50)
+            times = cells_while(kernel, lambda: client.poll() is None, n, seconds, "the other process's sweep")
             if client.returncode != 0:
                 raise failed(f"failed ({client.returncode})")
             return times
@@ -203,7 +215,7 @@ def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float) -> lis
 
 async def sweep_as_client(url: str, n: int, seconds: float) -> None:
     """``--client``: sweep ``n`` items against ``url`` as the first part does; says ``sweeping`` when sent."""
-    items = [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
+    items = sweep_items(n, seconds)
     with tempfile.TemporaryDirectory() as tmp:
         async with mtj.connect(url, index=f"{tmp}/tasks.sqlite3", protocol_version="2025-11-25") as client:
             await client.tool("slow_compute")
@@ -225,7 +237,7 @@ def cli_seconds(index_path: str, *argv: str) -> float:
 async def big_rows(n: int) -> list[Row]:
     """A sweep of ``n`` ended items written through the index's interface (records and sweep rows: running
     ``n`` calls is what the 10,000-item rows measure), then listed, resumed, viewed and exported."""
-    items = [{"seconds": 0.01, "steps": 1, "label": f"i{i}"} for i in range(n)]
+    items = sweep_items(n, 0.01)
     per_dict = dict_bytes(items)
     with tempfile.TemporaryDirectory() as tmp, demo_server("--poll-interval", "100") as url:
         path = f"{tmp}/tasks.sqlite3"
