@@ -110,6 +110,7 @@ class _Stream:
     task_id: str | None = None
     connection: SseConnection | None = None
     finished: bool = False
+    number: int = 0  # the order streams were opened in: the newest of a task's streams wins
 
 
 class HttpSession:
@@ -127,6 +128,10 @@ class HttpSession:
         self._counter = itertools.count()
         self._result_numbers = itertools.count(1)
         self._streams: dict[str, _Stream] = {STANDALONE: _Stream(STANDALONE)}
+        # Looked up for every message a task sends (its status, progress, logs): by task and by connection,
+        # not by walking the up to MAX_RESULT_STREAMS streams kept for resumption.
+        self._live_by_task: dict[str, list[_Stream]] = {}
+        self._connected: dict[SseConnection, _Stream] = {}
         self._pending: list[tuple[str | None, dict[str, Any]]] = []
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -145,12 +150,24 @@ class HttpSession:
         self._emit(stream, message)
 
     def _result_stream_for(self, task_id: str | None) -> _Stream | None:
-        if task_id is None:
-            return None
-        for stream in reversed(self._streams.values()):
-            if stream.task_id == task_id and stream.connection is not None and not stream.finished:
-                return stream
-        return None
+        live = self._live_by_task.get(task_id) if task_id is not None else None
+        return max(live, key=lambda stream: stream.number) if live else None
+
+    def _attach(self, stream: _Stream, connection: SseConnection) -> None:
+        stream.connection = connection
+        self._connected[connection] = stream
+        if stream.task_id is not None and not stream.finished:
+            self._live_by_task.setdefault(stream.task_id, []).append(stream)
+
+    def _detach(self, stream: _Stream) -> None:
+        if stream.connection is not None:
+            self._connected.pop(stream.connection, None)
+            stream.connection = None
+        live = self._live_by_task.get(stream.task_id) if stream.task_id is not None else None
+        if live is not None and stream in live:
+            live.remove(stream)
+            if not live:
+                del self._live_by_task[stream.task_id]  # type: ignore[arg-type]
 
     def _emit(self, stream: _Stream, message: dict[str, Any]) -> None:
         number = next(self._counter)
@@ -174,23 +191,26 @@ class HttpSession:
 
     def open_result_stream(self, task_id: str | None) -> tuple[_Stream, SseConnection]:
         """A new stream for a ``tasks/result`` POST, connected, primed with an event id."""
-        key = f"r{next(self._result_numbers)}"
-        stream = _Stream(key, task_id, SseConnection(self._ping_seconds))
+        number = next(self._result_numbers)
+        key = f"r{number}"
+        stream = _Stream(key, task_id, number=number)
+        connection = SseConnection(self._ping_seconds)
         self._streams[key] = stream
+        self._attach(stream, connection)
         self._prune_finished()
-        assert stream.connection is not None
-        stream.connection.put(f"id: {key}-{next(self._counter)}\nretry: {RETRY_MS}\ndata:\n\n")
+        connection.put(f"id: {key}-{next(self._counter)}\nretry: {RETRY_MS}\ndata:\n\n")
         self._flush_pending(stream)
-        return stream, stream.connection
+        return stream, connection
 
     def finish_result_stream(self, stream: _Stream, response: dict[str, Any] | None) -> None:
         """Send the final response on a ``tasks/result`` stream and end it."""
         if response is not None:
             self._emit(stream, response)
+        connection = stream.connection
+        self._detach(stream)
         stream.finished = True
-        if stream.connection is not None:
-            stream.connection.close()
-            stream.connection = None
+        if connection is not None:
+            connection.close()
 
     def connect(self, last_event_id: str | None) -> SseConnection:
         """A connection for a GET: the standalone stream, or (with ``Last-Event-ID``) the stream
@@ -218,16 +238,16 @@ class HttpSession:
         if stream.finished:
             connection.close()
             return connection
-        stream.connection = connection
+        self._attach(stream, connection)
         self._flush_pending(stream)
         return connection
 
     def disconnect(self, connection: SseConnection) -> None:
         """The HTTP response of ``connection`` ended (or the client went away)."""
         connection.close()
-        for stream in self._streams.values():
-            if stream.connection is connection:
-                stream.connection = None
+        stream = self._connected.get(connection)
+        if stream is not None:
+            self._detach(stream)
 
     def _prune_finished(self) -> None:
         if len(self._streams) <= MAX_RESULT_STREAMS:
@@ -256,7 +276,7 @@ class HttpSession:
         for stream in self._streams.values():
             if stream.connection is not None:
                 stream.connection.close()
-                stream.connection = None
+                self._detach(stream)
         for task in list(self._background):
             task.cancel()
         self._pending.clear()

@@ -156,6 +156,56 @@ def test_sse_pings_and_queued_requests() -> None:
     asyncio.run(scenario())
 
 
+def test_task_messages_go_to_the_newest_live_stream_of_their_task() -> None:
+    """A task's messages go to its newest connected, unfinished ``tasks/result`` stream, else the standalone one,
+    however many finished streams the session keeps for resumption (looked up by task, not by walking them)."""
+
+    def drained(connection: SseConnection) -> str:
+        chunks = []
+        while not connection._queue.empty():
+            chunk = connection._queue.get_nowait()
+            if chunk is not None:
+                chunks.append(chunk)
+        return "".join(chunks)
+
+    def note(n: int) -> dict[str, object]:
+        return {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": {"n": n}}
+
+    async def scenario() -> None:
+        session = HttpSession("s")
+        standalone = session.connect(None)
+        for k in range(1500):  # more than are kept: the oldest finished ones are pruned
+            stream, _ = session.open_result_stream(f"old{k}")
+            session.finish_result_stream(stream, None)
+        older, older_connection = session.open_result_stream("T")
+        newer, newer_connection = session.open_result_stream("T")
+        _, other_connection = session.open_result_stream("U")
+        for connection in (standalone, older_connection, newer_connection, other_connection):
+            drained(connection)
+
+        session.send(note(1), task_id="T")
+        assert '"n":1' in drained(newer_connection) and drained(older_connection) == ""
+        session.disconnect(newer_connection)  # the client dropped the newer stream: the older one is next
+        session.send(note(2), task_id="T")
+        assert '"n":2' in drained(older_connection) and drained(newer_connection) == ""
+        again = session.connect(f"{newer.key}-0")  # it comes back with Last-Event-ID: the newest again
+        drained(again)
+        session.send(note(3), task_id="T")
+        assert '"n":3' in drained(again) and drained(older_connection) == ""
+        session.finish_result_stream(newer, None)
+        session.finish_result_stream(older, None)
+        session.send(note(4), task_id="T")  # no live stream of T: the standalone one
+        assert '"n":4' in drained(standalone)
+        session.send(note(5), task_id="old3")  # an old task's stream ended long ago
+        assert '"n":5' in drained(standalone) and drained(other_connection) == ""
+        session.send(note(6), task_id="U")
+        assert '"n":6' in drained(other_connection)
+        session.close()
+        assert session._live_by_task == {} and session._connected == {}
+
+    asyncio.run(scenario())
+
+
 def test_dialect_detection_helpers_and_config() -> None:
     from mcp_tasks_jupyter.demo.protocol_2026 import is_modern
     from mcp_tasks_jupyter.demo.protocol_sep1686 import initialize_wants_sep1686, task_marker
