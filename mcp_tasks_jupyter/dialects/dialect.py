@@ -33,6 +33,10 @@ class TaskEvents(Protocol):
 
     def handle_of(self, task_id: str) -> TaskHandle | None: ...
 
+    def awaits(self, task_id: str) -> bool:
+        """Whether news of ``task_id`` matters: a live task's, or one a creation in flight may name."""
+        ...
+
     def pushed(self, task_id: str, state: TaskState) -> None: ...
 
     def wake(self, handle: TaskHandle) -> None: ...
@@ -122,7 +126,7 @@ class TaskDialect(ABC):
     def _on_status(self, params: dict[str, Any]) -> None:
         """``notifications/tasks/status``: the whole task."""
         task_id = params.get("taskId")
-        if not isinstance(task_id, str) or self.events.handle_of(task_id) is None:
+        if not isinstance(task_id, str) or not self.events.awaits(task_id):
             return
         try:
             state = parse_task(params, "notifications/tasks/status")

@@ -62,6 +62,9 @@ ACCEPT_WAIT_S = 2.0
 CREATION_WAIT_S = 5.0
 #: Ended tasks remembered (id → final status), so that a late question naming one is refused.
 ENDED_TASKS_KEPT = 1000
+#: Statuses pushed for tasks not known yet, kept until a creation's answer names their task (a push on the GET
+#: stream can overtake the answer on its own connection); the oldest go first beyond this many.
+EARLY_PUSHES_KEPT = 1024
 LOGS_KEPT = 500
 #: A task's log line's keys, level and logger up to this long are shared between lines (``sys.intern``).
 SHARED_WORD_CHARS = 64
@@ -100,6 +103,7 @@ class TaskLifecycle:
         self._creating = 0
         self._arrivals: dict[str, asyncio.Future[TaskHandle]] = {}
         self._ended: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._early_pushes: collections.OrderedDict[str, TaskState] = collections.OrderedDict()
         #: What every handle made here may ask (a batch's handles share one of their own, ``batch_controls``);
         #: its ``owner`` says which connection made a handle, with no entry per handle (``owns``).
         self._controls = HandleControls(self.cancel, lambda: session.reconnecting, owner=self)
@@ -219,6 +223,7 @@ class TaskLifecycle:
         control_of(handle).apply(created)
         self._track(created.task_id, handle)
         self._run(handle, self._poll(handle))
+        self._take_early_push(created.task_id)
 
     async def _start_decided(
         self, handle: TaskHandle, spec: Tool, args: dict[str, Any], ttl: int | None, token: str
@@ -272,7 +277,9 @@ class TaskLifecycle:
         self.calls.discard(handle)
         self._track(outcome.task_id, handle)
         control_of(handle).became_task(outcome)
-        await self._poll(handle)
+        polling = self._poll(handle)
+        self._take_early_push(outcome.task_id)
+        await polling
 
     async def plain_call(
         self,
@@ -437,10 +444,20 @@ class TaskLifecycle:
         """The live handle of ``task_id`` (also one still being created, where the id is known)."""
         return self.tasks.get(task_id) or self.dialect.creating(task_id)
 
+    def awaits(self, task_id: str) -> bool:
+        """Whether news of ``task_id`` matters here: a live task's, or one a creation in flight may name."""
+        return self.handle_of(task_id) is not None or (self._creating > 0 and task_id not in self._ended)
+
     def pushed(self, task_id: str, state: TaskState) -> None:
         """A status pushed by the server: take it, and wake the poller if it matters now."""
         handle = self.tasks.get(task_id) or self.dialect.creating(task_id)
         if handle is None:
+            if self._creating and task_id not in self._ended:  # it may be the task of a creation in flight
+                early = self._early_pushes
+                early[task_id] = state
+                early.move_to_end(task_id)
+                if len(early) > EARLY_PUSHES_KEPT:
+                    early.popitem(last=False)
             return
         control_of(handle).apply(state)
         poller = self._pollers.get(handle)
@@ -450,6 +467,12 @@ class TaskLifecycle:
             self._trusted.add(poller)
         if state.status in TERMINAL or state.status == INPUT_REQUIRED:
             self.wake(handle)
+
+    def _take_early_push(self, task_id: str) -> None:
+        """A status pushed for ``task_id`` before the answer that named it came: taken now, its poller made."""
+        state = self._early_pushes.pop(task_id, None)
+        if state is not None:
+            self.pushed(task_id, state)
 
     def pushes_changed(self) -> None:
         """A push channel opened or dropped: no task is trusted to its pushes until one comes again,

@@ -85,3 +85,29 @@ async def test_without_a_push_channel_polls_keep_the_tasks_interval(monkeypatch)
     monkeypatch.setattr(poller, "PUSHED_POLL_FACTOR", 1)
     pushed, dropped = await pacing(pushed_change, lambda server: server.drop_streams())
     assert pushed >= PHASE_S * 1000 / INTERVAL_MS / 3, (pushed, dropped)
+
+
+async def test_a_status_pushed_before_the_creation_answer_is_kept_for_its_task():
+    """The server pushes a new task's status on the GET stream before its ``tools/call`` answer has come (two
+    connections: either may arrive first). The push is kept until the answer names the task: the handle shows
+    its status message at once, and the task is polled only as a safety net, as when pushes come later."""
+    brain = Brain(poll_interval_ms=INTERVAL_MS)
+
+    async def call_pushing_first(message: dict) -> dict:
+        answer = brain._call(message["params"])
+        task = brain.tasks[answer["task"]["taskId"]]
+        task.status_message = "pushed before the answer"
+        brain.push({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                    "params": task.wire(brain.poll_interval_ms, brain.ttl_ms)})  # fmt: skip
+        await asyncio.sleep(0.3)  # the push is on the client's side before the answer
+        return answer
+
+    brain.script["tools/call"] = call_pushing_first
+    async with http_fault_server(brain) as server, mtj.connect(server.url) as client:
+        await until(lambda: client.session.transport.push_channel_open)
+        handle = await client.start_task("job", {"seconds": 2.0})
+        assert handle.status_message == "pushed before the answer"
+        polls = await polls_during(brain, 1.5)
+        await handle
+    # At the task's own interval it would be polled about 15 times in 1.5 s; as a safety net, at most once.
+    assert polls <= 2, polls
