@@ -34,7 +34,7 @@ SCRIPTS = {
     "completion_latency.py": 300,
     "kernel_latency.py": 1200,
     "index_backends.py": 300,
-    "sweep.py": 900,
+    "sweep.py": 1200,
     "browser_fleet.py": 900,
 }
 

@@ -1,22 +1,25 @@
 """A recorded sweep (issue 33 item 4): ``client.map`` of N short tasks, limit 64, against the demo over HTTP,
 recorded in a SQLite task index (each item claimed before it is sent, its end written in batches).
 
-    python benchmarks/sweep.py [--items N] [--seconds D] [--big M] [--cells C] [--only run|kernel|big]
-                               [--tiny] [--json]
+    python benchmarks/sweep.py [--items N] [--seconds D] [--big M] [--only run|kernel|big] [--tiny] [--json]
 
 Each row beside its anchor from the same run. The run (N items, default 10,000; 640 with --tiny):
 
 * the sweep's wall time (from ``client.map`` to the last result) beside its ideal, N x D / 64;
   target: at most 1.15 x;
 * the event loop's lag p99 while the sweep runs (a ticker sleeping 10 ms, late by how much) beside the same
-  ticker's p99 on the idle loop just before: the loop's lag in this process, a stricter figure than a cell's;
+  ticker's p99 on the idle loop just before, for as long as the sweep's ideal time: the loop's lag in this
+  process, a stricter figure than a cell's;
 * the process's RSS growth per item (after the sweep, its batch still held) beside a plain dict per item
   (``tracemalloc`` of N dicts of the item's arguments); target: at most 5 KB per item.
 
 The kernel (the same N items, by ``%mcp_map -o VAR --limit 64`` in a real ipykernel, its batch view displayed,
 recorded in the kernel's task index): its wall beside the ideal, and a trivial cell's latency (``1+1`` to its
-``execute_reply``, median and p99) while the sweep runs beside the idle kernel's, C cells (300; 60 with
---tiny) before it and C after it (one stray slow cell among 300 would be their p99); target: p99 at most 1.5 x.
+``execute_reply``, median and p99) while the sweep runs beside the idle kernel's, timed for as long as the sweep
+should take (N x D / 64), half of that before the sweep and half after; target: p99 at most 1.5 x. The anchor's
+window is as long as the figure's: the host's speed drifts over tens of seconds, and a p99 over a longer window
+catches more of its slow moments (on 2026-12-06, with no sweep at all, 3,000 idle cells had a p99 of 16.1 ms
+where the 600 cells around them had 11.5 ms; 300-cell stretches of the same window ranged 7.7-24.1 ms).
 Then the same sweep once more, run by another process (``client.map``, as in the first part) against the same
 server while the kernel only times cells: that kernel's p99 beside the same idle anchor is what two cores shared
 with a sweep's client and its server cost a kernel that does none of the sweep's work (the machine's share of
@@ -95,6 +98,15 @@ def sweep_items(n: int, seconds: float) -> list[dict[str, Any]]:
     return [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
 
 
+def cells_for(kernel: Any, seconds: float) -> list[float]:
+    """A trivial cell's latencies, 50 at a time, for ``seconds``."""
+    times: list[float] = []
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        times += kernel.latencies(50)
+    return times
+
+
 def cells_while(kernel: Any, running: Callable[[], bool], n: int, seconds: float, what: str) -> list[float]:
     """A trivial cell's latencies, 50 at a time, while ``running()`` says the sweep of ``n`` items goes on
     (at most five times its ideal, or 300 s)."""
@@ -116,7 +128,7 @@ async def rows(n: int, seconds: float) -> list[Row]:
             idle: list[float] = []
             stop = asyncio.Event()
             ticker = asyncio.create_task(lag_p99(stop, idle))
-            await asyncio.sleep(3.0)
+            await asyncio.sleep(n * seconds / LIMIT)  # as long as the sweep's ideal time: the same window
             stop.set()
             await ticker
             gc.collect()
@@ -153,13 +165,14 @@ _items = [{{"seconds": {seconds}, "steps": 1, "label": f"i{{_i}}"}} for _i in ra
 KERNEL_MAP = "%mcp_map -o _results --limit {limit} demo:slow_compute --over _items"
 
 
-def kernel_rows(n: int, seconds: float, cells: int) -> list[Row]:
+def kernel_rows(n: int, seconds: float) -> list[Row]:
     """The same sweep run by ``%mcp_map`` in a real kernel (its batch view displayed), recorded in the kernel's
     task index: a trivial cell's latency (``1+1`` to its reply) while it runs, beside the idle kernel's."""
     with demo_server("--poll-interval", "100") as url, running_kernel() as kernel:
         kernel.run(KERNEL_SETUP.format(url=url, seconds=seconds, n=n))
         kernel.latencies(20)  # warm up
-        idle = kernel.latencies(cells)
+        ideal = n * seconds / LIMIT
+        idle = cells_for(kernel, ideal / 2)  # the idle anchor's window as long as the sweep's: half before it
         started = time.perf_counter()
         kernel.run(KERNEL_MAP.format(limit=LIMIT))
 
@@ -169,12 +182,11 @@ def kernel_rows(n: int, seconds: float, cells: int) -> list[Row]:
         busy = cells_while(kernel, sweeping, n, seconds, "the kernel's sweep")
         wall = time.perf_counter() - started  # to the nearest 50 cells
         assert kernel.value("len(_results)") == n
-        idle += kernel.latencies(cells)  # idle again after it: the anchor's p99 is not one stray cell's
+        idle += cells_for(kernel, ideal / 2)  # and half after it
         beside = latencies_beside_sweep(kernel, url, n, seconds)
     idle_median, idle_p99 = median_p99(idle)
     busy_median, busy_p99 = median_p99(busy)
     beside_p99 = median_p99(beside)[1]
-    ideal = n * seconds / LIMIT
     note = f"kernel: {len(busy)} cells timed during the sweep, {len(idle)} idle; its wall to the nearest 50 cells"
     return [
         Row(f"%mcp_map of {n:,} x {seconds:g} s in a kernel", wall, "ideal N x D / limit", ideal, "s",
@@ -300,7 +312,6 @@ if __name__ == "__main__":
     p.add_argument("--items", type=int, default=None, help="N (default 10000; 640 with --tiny)")
     p.add_argument("--seconds", type=float, default=0.5, help="each task's duration D (default 0.5)")
     p.add_argument("--big", type=int, default=None, help="the recorded sweep's items (100000; --tiny: 2000)")
-    p.add_argument("--cells", type=int, default=None, help="idle kernel cells timed (300; --tiny: 60)")
     p.add_argument("--only", choices=("run", "kernel", "big"), default=None, help="only one part's rows")
     # the kernel part's other process, sweeping while the kernel only times cells
     p.add_argument("--client", metavar="URL", default=None, help=argparse.SUPPRESS)
@@ -313,7 +324,7 @@ if __name__ == "__main__":
     if args.only in (None, "run"):
         out += asyncio.run(rows(n, args.seconds))
     if args.only in (None, "kernel"):
-        out += kernel_rows(n, args.seconds, args.cells or (60 if args.tiny else 300))
+        out += kernel_rows(n, args.seconds)
     if args.only in (None, "big"):
         out += asyncio.run(big_rows(args.big or (2_000 if args.tiny else 100_000)))
     emit(out, args.json)
