@@ -98,18 +98,9 @@ def sweep_items(n: int, seconds: float) -> list[dict[str, Any]]:
     return [{"seconds": seconds, "steps": 1, "label": f"i{i}"} for i in range(n)]
 
 
-def cells_for(kernel: Any, seconds: float) -> list[float]:
-    """A trivial cell's latencies, 50 at a time, for ``seconds``."""
-    times: list[float] = []
-    until = time.monotonic() + seconds
-    while time.monotonic() < until:
-        times += kernel.latencies(50)
-    return times
-
-
 def cells_while(kernel: Any, running: Callable[[], bool], n: int, seconds: float, what: str) -> list[float]:
-    """A trivial cell's latencies, 50 at a time, while ``running()`` says the sweep of ``n`` items goes on
-    (at most five times its ideal, or 300 s)."""
+    """A trivial cell's latencies, 50 at a time, while ``running()`` says so: the sweep of ``n`` items goes on,
+    or a window lasts (at most five times the sweep's ideal, or 300 s)."""
     times: list[float] = []
     deadline = time.monotonic() + max(300.0, 5 * n * seconds / LIMIT)
     while running():
@@ -121,6 +112,7 @@ def cells_while(kernel: Any, running: Callable[[], bool], n: int, seconds: float
 
 async def rows(n: int, seconds: float) -> list[Row]:
     items = sweep_items(n, seconds)
+    ideal = n * seconds / LIMIT
     per_dict = dict_bytes(items)
     with tempfile.TemporaryDirectory() as tmp, demo_server("--poll-interval", "100") as url:
         async with mtj.connect(url, index=f"{tmp}/tasks.sqlite3", protocol_version="2025-11-25") as client:
@@ -128,7 +120,7 @@ async def rows(n: int, seconds: float) -> list[Row]:
             idle: list[float] = []
             stop = asyncio.Event()
             ticker = asyncio.create_task(lag_p99(stop, idle))
-            await asyncio.sleep(n * seconds / LIMIT)  # as long as the sweep's ideal time: the same window
+            await asyncio.sleep(ideal)  # as long as the sweep's ideal time: the same window
             stop.set()
             await ticker
             gc.collect()
@@ -144,7 +136,6 @@ async def rows(n: int, seconds: float) -> list[Row]:
             await ticker
             gc.collect()
             grown = (rss_kb() - rss_before) / n
-    ideal = n * seconds / LIMIT
     return [
         Row(f"sweep of {n:,} x {seconds:g} s, limit {LIMIT}", wall, "ideal N x D / limit", ideal, "s",
             "ratio <= 1.15", wall / ideal <= 1.15),
@@ -172,7 +163,13 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
         kernel.run(KERNEL_SETUP.format(url=url, seconds=seconds, n=n))
         kernel.latencies(20)  # warm up
         ideal = n * seconds / LIMIT
-        idle = cells_for(kernel, ideal / 2)  # the idle anchor's window as long as the sweep's: half before it
+
+        def for_half_the_ideal() -> Callable[[], bool]:
+            until = time.monotonic() + ideal / 2
+            return lambda: time.monotonic() < until
+
+        # the idle anchor's window as long as the sweep's: half before it, half after it
+        idle = cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
         started = time.perf_counter()
         kernel.run(KERNEL_MAP.format(limit=LIMIT))
 
@@ -182,7 +179,7 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
         busy = cells_while(kernel, sweeping, n, seconds, "the kernel's sweep")
         wall = time.perf_counter() - started  # to the nearest 50 cells
         assert kernel.value("len(_results)") == n
-        idle += cells_for(kernel, ideal / 2)  # and half after it
+        idle += cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
         beside = latencies_beside_sweep(kernel, url, n, seconds)
     idle_median, idle_p99 = median_p99(idle)
     busy_median, busy_p99 = median_p99(busy)

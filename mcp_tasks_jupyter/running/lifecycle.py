@@ -446,13 +446,16 @@ class TaskLifecycle:
 
     def awaits(self, task_id: str) -> bool:
         """Whether news of ``task_id`` matters here: a live task's, or one a creation in flight may name."""
-        return self.handle_of(task_id) is not None or (self._creating > 0 and task_id not in self._ended)
+        return self.handle_of(task_id) is not None or self._may_be_created(task_id)
+
+    def _may_be_created(self, task_id: str) -> bool:
+        return self._creating > 0 and task_id not in self._ended
 
     def pushed(self, task_id: str, state: TaskState) -> None:
         """A status pushed by the server: take it, and wake the poller if it matters now."""
-        handle = self.tasks.get(task_id) or self.dialect.creating(task_id)
+        handle = self.handle_of(task_id)
         if handle is None:
-            if self._creating and task_id not in self._ended:  # it may be the task of a creation in flight
+            if self._may_be_created(task_id):
                 early = self._early_pushes
                 early[task_id] = state
                 early.move_to_end(task_id)
