@@ -373,7 +373,7 @@ class Client:
                 limit = plan.run.sweep.limit
         presets = _presets(answers, len(items), self.name)
         cached = (lambda args: self.lifecycle.cached(tool, args, self.target)) if cache else None
-        batch = Batch(
+        batch = await Batch.made(
             self.lifecycle,
             spec,
             items,
@@ -383,6 +383,9 @@ class Client:
             cached=cached,
             plan=plan,
         )
+        if self._closed:  # closed while the batch's handles were made: they end as a closing client's do
+            await batch.aclose("the client was closed")
+            return batch
         self._batches.add(batch)
         batch.on_end(self._batches.discard)
         return batch
