@@ -183,8 +183,8 @@ class Batch(Sequence[TaskHandle]):
         The queued handles are made :data:`HANDLES_PER_TURN` at a time, the loop running between: a 10,000-item
         batch's took 0.2-0.3 s in one piece (a kernel's widgets and its next cell waited), a 100,000-item one's
         seconds. A queued handle cannot change or end before the batch sends it, so it is wired to the batch as it
-        is made; the others (taken from a resumed sweep's records, re-attached, cached) are live or ended, and
-        are wired in one piece at the end, as before.
+        is made; one a resumed sweep's record says ended is counted as it is taken. The others (re-attached,
+        cached) may be live, and are wired in one piece at the end.
         """
         batch = cls(lifecycle, spec, limit=limit, ttl=ttl, total=len(arguments), plan=plan)
         await batch.begin(arguments, answers, cached, plan)
@@ -216,7 +216,8 @@ class Batch(Sequence[TaskHandle]):
                     self._before.add(handle)  # ended before: its record holds it
                 elif not handle.done():
                     self._sent.add(handle)  # re-attached: it runs, and counts against the limit
-                taken.append(handle)
+                if handle not in self._before or not handle.done():
+                    taken.append(handle)
             elif cached is not None and (hit := cached(args)) is not None:
                 handle = hit
                 taken.append(handle)
@@ -234,6 +235,10 @@ class Batch(Sequence[TaskHandle]):
                     self._queue.append(handle)
             self._position[handle] = position
             self._handles.append(handle)
+            if handle in self._before and handle.done():
+                # Counted here, not by a callback each: a 100,000-item resume's held the loop seconds.
+                self._ended += 1
+                self._count_end(handle)
             if position % HANDLES_PER_TURN == HANDLES_PER_TURN - 1:
                 await asyncio.sleep(0)
         self._queue.extendleft(reversed(again))  # those sent again go first
@@ -254,6 +259,8 @@ class Batch(Sequence[TaskHandle]):
             if self._elsewhere:
                 self._start_following()
         self._fill()
+        if self._handles and self._ended == len(self._handles):  # all ended before: no callback will say so
+            asyncio.get_running_loop().call_soon(self._all_ended, self._handles[-1])
 
     # -- a sequence of handles -------------------------------------------------------------------
 
@@ -592,14 +599,18 @@ class Batch(Sequence[TaskHandle]):
         self._record_end(handle)
         self._fill()
         if self._ended == len(self._handles):
-            if self._sweep is not None and self._closed is None:
-                self._sweep.end(finished=True)
-            for callback in tuple(self._on_end):
-                try:
-                    callback(self)
-                except Exception:
-                    log.exception("a batch end callback failed for %r", self)
-            self._relay(handle)
+            self._all_ended(handle)
+
+    def _all_ended(self, last: TaskHandle) -> None:
+        """Every task has ended (``last`` the last one): the sweep's record, the end callbacks, the views."""
+        if self._sweep is not None and self._closed is None:
+            self._sweep.end(finished=True)
+        for callback in tuple(self._on_end):
+            try:
+                callback(self)
+            except Exception:
+                log.exception("a batch end callback failed for %r", self)
+        self._relay(last)
 
     def _record_end(self, handle: TaskHandle) -> None:
         """Write an item's end in the sweep's record: not one that ended before, nor another kernel's, nor

@@ -48,6 +48,9 @@ R = TypeVar("R")
 
 #: Task records read at once when a sweep is resumed (its handles are made from them a chunk at a time).
 RECORDS_AT_ONCE = 2000
+#: Items of a resumed sweep taken from their records between two turns of the loop: a handle made from its
+#: record costs about 0.1 ms, and 2,000 of them held the loop 0.2 s.
+RECORDS_PER_TURN = 100
 #: Items worked on (their keys, their kept arguments) between two turns of the loop.
 ITEMS_PER_TURN = 500
 #: How often the items another live runner holds are looked up (seconds).
@@ -556,8 +559,10 @@ async def _with_records(
     for start in range(0, len(rows), RECORDS_AT_ONCE):
         chunk = rows[start : start + RECORDS_AT_ONCE]
         records = await sweeps.call(records_by_id, [r.record for r in chunk if r.record is not None])
-        for row in chunk:
+        for place, row in enumerate(chunk):
             yield row, records.get(row.record) if row.record is not None else None
+            if place % RECORDS_PER_TURN == RECORDS_PER_TURN - 1:
+                await asyncio.sleep(0)
 
 
 async def _server_has(lifecycle: TaskLifecycle, task_id: str) -> bool:
