@@ -144,6 +144,7 @@ class Batch(Sequence[TaskHandle]):
         self._ended = 0
         self._closed: str | None = None
         self._cancelling = False  # ``cancel()`` was called: nothing more is sent
+        self._begun = False  # ``begin`` ran (it runs once)
         #: The sweep's record (None: no task index), and what a resumed one's items were.
         self._sweep = plan.run if plan is not None else None
         self.resumed = plan.resumed if plan is not None else None
@@ -182,7 +183,7 @@ class Batch(Sequence[TaskHandle]):
         """The batch of ``arguments``, one handle each in order, its first tasks sent (``client.map``).
 
         The queued handles are made :data:`HANDLES_PER_TURN` at a time, the loop running between: a 10,000-item
-        batch's took 0.2-0.3 s in one piece (a kernel's widgets and its next cell waited), a 100,000-item one's
+        batch's took 0.2 s in one piece (a kernel's widgets and its next cell waited), a 100,000-item one's
         seconds. A queued handle cannot change or end before the batch sends it, so it is wired to the batch as it
         is made; one a resumed sweep's record says ended is counted as it is taken. The others (re-attached,
         cached) may be live, and are wired in one piece at the end.
@@ -199,8 +200,9 @@ class Batch(Sequence[TaskHandle]):
         plan: Plan | None,
     ) -> None:
         """:meth:`made`'s work, once: the handles, in turns, then the sweep and the first sends."""
-        if self._handles:
+        if self._begun:
             raise RuntimeError("a batch begins once")
+        self._begun = True
         lifecycle, spec = self._lifecycle, self._spec
         #: What the handles made here may ask (their ``cancel()``, their batch), one object for them all.
         controls = lifecycle.batch_controls(self._cancel_one, self.id)
@@ -243,9 +245,9 @@ class Batch(Sequence[TaskHandle]):
             if position % HANDLES_PER_TURN == HANDLES_PER_TURN - 1:
                 await asyncio.sleep(0)
         self._queue.extendleft(reversed(again))  # those sent again go first
-        self._begin(taken)
+        self._start(taken)
 
-    def _begin(self, taken: list[TaskHandle]) -> None:
+    def _start(self, taken: list[TaskHandle]) -> None:
         """Wire the handles not made here to the batch; start its sweep and its sends."""
         relay, task_ended = self._relay, self._task_ended
         for handle in taken:

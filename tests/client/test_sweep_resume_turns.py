@@ -15,6 +15,7 @@ from mcp_tasks_jupyter.running.sweep import RECORDS_PER_TURN
 from tests.support.demo_fixtures import demo_client
 from tests.support.ended_sweep import record_ended_sweep
 from tests.support.postgres import run_sql
+from tests.support.waiting import every_turn
 
 pytestmark = pytest.mark.anyio
 WAIT = 60  # seconds: a bound on every wait, never a speed claim
@@ -37,18 +38,8 @@ async def test_a_resumed_sweep_of_ended_items_lets_the_loop_run_and_finishes(tmp
         await client.tool("slow_compute")
         sweep_id = record_ended_sweep(client, "slow_compute", items)
         assert run_sql(path, "SELECT finished_at FROM sweeps WHERE id = ?", (sweep_id,)) == [(None,)]
-        seen, stop = [made], asyncio.Event()
-
-        async def take_every_turn() -> None:
-            while not stop.is_set():
-                await asyncio.sleep(0)
-                seen.append(made)
-
-        taker = asyncio.create_task(take_every_turn())
-        await asyncio.sleep(0)
-        batch = await client.map("slow_compute", items, resume=sweep_id)
-        stop.set()
-        await taker
+        async with every_turn(lambda: made) as seen:
+            batch = await client.map("slow_compute", items, resume=sweep_id)
         assert batch.resumed is not None and batch.resumed.before == n
         assert batch.ready() and batch.view().counts == {"completed": n}
         ended = asyncio.Event()

@@ -16,6 +16,7 @@ import mcp_tasks_jupyter as mtj
 from mcp_tasks_jupyter.client import MAP_CHECKS_PER_TURN
 from mcp_tasks_jupyter.running.batch import HANDLES_PER_TURN
 from tests.support.demo_fixtures import demo_client
+from tests.support.waiting import every_turn
 
 pytestmark = pytest.mark.anyio
 WAIT = 30  # seconds: a bound on every wait, never a speed claim
@@ -210,28 +211,16 @@ async def test_the_limit_holds_where_the_server_decides_about_tasks(dialect):
 
 
 async def test_a_big_batch_lets_the_loop_run_while_its_handles_are_made():
-    """A 10,000-item map made its handles in one piece (0.2-0.3 s: a kernel's widgets and next cell waited);
+    """A 10,000-item map made its handles in one piece (0.2 s: a kernel's widgets and next cell waited);
     they are made ``HANDLES_PER_TURN`` at a time, the loop running between. Counted, not timed: a task that
     takes every turn the loop gives it counts those ``map`` gave while it ran."""
     n = 5 * HANDLES_PER_TURN
     items = [{"seconds": 30, "steps": 1, "label": f"b{i}"} for i in range(n)]
     async with demo_client("stdio", "--poll-interval", "100") as client:
         await client.tool("slow_compute")  # listed before: map's own turns are its checks' and its handles'
-        turns, stop = 0, asyncio.Event()
-
-        async def take_every_turn() -> None:
-            nonlocal turns
-            while not stop.is_set():
-                await asyncio.sleep(0)
-                turns += 1
-
-        taker = asyncio.create_task(take_every_turn())
-        await asyncio.sleep(0)
-        before = turns
-        batch = await client.map("slow_compute", items, limit=2)
-        during = turns - before
-        stop.set()
-        await taker
+        async with every_turn(lambda: None) as turns:
+            batch = await client.map("slow_compute", items, limit=2)
+            during = len(turns) - 1
         assert len(batch) == n and [h.status for h in batch[:3]] == ["working", "working", "queued"]
         await batch.cancel()
         assert all(h.done() for h in batch)
@@ -247,18 +236,8 @@ async def test_cancelling_a_big_batch_lets_the_loop_run_and_sends_nothing_queued
     async with demo_client("stdio", "--poll-interval", "100") as client:
         batch = await client.map("slow_compute", items, limit=2)
         await asyncio.wait_for(_until(lambda: all(h.task_id for h in batch[:2])), WAIT)
-        seen, stop = [0], asyncio.Event()
-
-        async def take_every_turn() -> None:
-            while not stop.is_set():
-                await asyncio.sleep(0)
-                seen.append(sum(1 for h in batch if h.done()))
-
-        taker = asyncio.create_task(take_every_turn())
-        await asyncio.sleep(0)
-        await asyncio.wait_for(batch.cancel(), WAIT)
-        stop.set()
-        await taker
+        async with every_turn(lambda: sum(1 for h in batch if h.done())) as seen:
+            await asyncio.wait_for(batch.cancel(), WAIT)
         assert all(h.status == "cancelled" for h in batch)
         assert all(h.task_id is None for h in batch[2:])
         assert len(await client.list_tasks()) == 2  # the server heard of the first two only
