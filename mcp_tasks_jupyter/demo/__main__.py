@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable
 
@@ -112,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="status_notifications",
         action="store_false",
         help="send no notifications/tasks/status (2025-11-25): clients see changes only by polling",
+    )
+    parser.add_argument(
+        "--no-batch-scheduling",
+        dest="batch_scheduling",
+        action="store_false",
+        help="keep the normal scheduling policy (default on Linux: SCHED_BATCH, so that this server never "
+        "preempts the notebook kernel it serves on a shared core)",
     )
     parser.add_argument(
         "--listen-for",
@@ -254,6 +262,8 @@ def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], D
         level=args.log_level.upper(),
         format="%(asctime)s mcp-demo %(levelname)s %(message)s",
     )
+    if args.batch_scheduling:
+        _behind_interactive_work()
     server = make_server(config)
     try:
         if args.http:
@@ -277,6 +287,20 @@ def main(argv: list[str] | None = None, *, make_server: Callable[[DemoConfig], D
         return 0
     except KeyboardInterrupt:
         return 0
+
+
+def _behind_interactive_work() -> None:
+    """Ask Linux to run this process as a batch job (``SCHED_BATCH``): the same share of the CPU, but waking up
+    does not preempt the process that woke it. A client on the same machine (a notebook kernel sending 64
+    requests at a time) would otherwise lose its core to this server at nearly every request it sends, and its
+    cells would wait behind the server's work. Best effort: elsewhere, or refused, the policy stays."""
+    policy = getattr(os, "SCHED_BATCH", None)
+    if policy is None:
+        return
+    try:
+        os.sched_setscheduler(0, policy, os.sched_param(0))
+    except OSError as exc:
+        logging.getLogger(__name__).debug("the batch scheduling policy was refused: %s", exc)
 
 
 if __name__ == "__main__":

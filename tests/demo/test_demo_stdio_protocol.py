@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from demo_harness import StdioPeer
@@ -177,3 +178,16 @@ async def test_notifications_cancelled_stops_an_inline_call() -> None:
         assert await peer.result("ping") == {}
         await asyncio.sleep(0.3)
         assert not future.done()  # a cancelled request gets no response
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="a Linux scheduling policy")
+async def test_the_demo_runs_as_a_batch_job_unless_told_not_to() -> None:
+    """On a shared core the demo must not preempt the kernel it serves (every request the kernel sends woke
+    the demo onto the kernel's own core): it runs under SCHED_BATCH; ``--no-batch-scheduling`` keeps the
+    normal policy."""
+    async with StdioPeer.start() as peer:
+        await peer.initialize()  # past its start: the policy is set before it serves
+        assert os.sched_getscheduler(peer.proc.pid) == os.SCHED_BATCH
+    async with StdioPeer.start("--no-batch-scheduling") as peer:
+        await peer.initialize()
+        assert os.sched_getscheduler(peer.proc.pid) == os.SCHED_OTHER
