@@ -70,7 +70,6 @@ Behaviour and limits:
   one): the same share of the CPU, but it never preempts the process that woke it. A notebook kernel on the
   same machine otherwise lost its core to the server at nearly every request it sent (1.7 times per item of a
   sweep, 0.7 ms of waiting per item), and its cells waited behind the server's work.
-
 * A 2025-11-25 task's ``ttl`` counts from creation; requests are clamped to [1000, max-ttl] ms
   and a missing or null ttl gets the default. An ext task gets the default ttl (``ttlMs``),
   from creation. A sep1686 ``keepAlive`` is clamped the same way but counts from the task's

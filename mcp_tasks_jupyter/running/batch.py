@@ -336,12 +336,7 @@ class Batch(Sequence[TaskHandle]):
         self._cancelling = True  # from now on, no slot freed starts a queued task
         ended = 0
         while self._queue or self._claimed:
-            if self._queue:
-                self._finish_cancelled(self._queue.popleft())
-            else:
-                handle = self._claimed.popleft()
-                self._plan.pop(handle, None)
-                self._finish_cancelled(handle)
+            self._finish_unsent((self._queue or self._claimed).popleft())
             ended += 1
             if ended % HANDLES_PER_TURN == 0:
                 await asyncio.sleep(0)  # a 10,000-item batch's queue held the loop 78 ms in one piece
@@ -364,8 +359,7 @@ class Batch(Sequence[TaskHandle]):
         if handle in self._claimed or handle in self._elsewhere or unsent:
             if handle in self._claimed:
                 self._claimed.remove(handle)
-            self._plan.pop(handle, None)
-            self._finish_cancelled(handle)
+            self._finish_unsent(handle)
             return
         starting = self._starting.get(handle)
         if starting is not None:
@@ -376,6 +370,11 @@ class Batch(Sequence[TaskHandle]):
 
     def _cancel_queued(self, handle: TaskHandle) -> None:
         self._queue.remove(handle)
+        self._finish_unsent(handle)
+
+    def _finish_unsent(self, handle: TaskHandle) -> None:
+        """End ``handle``, taken out of the queue or the claimed items, cancelled: it is never sent."""
+        self._plan.pop(handle, None)
         self._finish_cancelled(handle)
 
     def _finish_cancelled(self, handle: TaskHandle) -> None:
