@@ -23,7 +23,8 @@ where the 600 cells around them had 11.5 ms; 300-cell stretches of the same wind
 Then the same sweep once more, run by another process (``client.map``, as in the first part) against the same
 server while the kernel only times cells: that kernel's p99 beside the same idle anchor is what two cores shared
 with a sweep's client and its server cost a kernel that does none of the sweep's work (the machine's share of
-the ratio above, not the kernel's).
+the ratio above, not the kernel's). Before all that, the ratio's own noise: with no sweep at all, an idle window
+as long as the sweep's, between two idle halves as the sweep is between its anchor's, its p99 beside theirs.
 
 The big sweep (M items, default 100,000; 2,000 with --tiny), every item ended, written through the index's
 interface (``tests/support/ended_sweep.py``: running M calls is what the rows above measure): the time to
@@ -168,8 +169,13 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
             until = time.monotonic() + ideal / 2
             return lambda: time.monotonic() < until
 
+        # the noise floor: an idle window as long as the sweep's, between two idle halves, as the sweep is
+        around = cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
+        floor = cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
+        floor += cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
         # the idle anchor's window as long as the sweep's: half before it, half after it
         idle = cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
+        around += idle
         started = time.perf_counter()
         kernel.run(KERNEL_MAP.format(limit=LIMIT))
 
@@ -184,6 +190,7 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
     idle_median, idle_p99 = median_p99(idle)
     busy_median, busy_p99 = median_p99(busy)
     beside_p99 = median_p99(beside)[1]
+    floor_p99, around_p99 = median_p99(floor)[1], median_p99(around)[1]
     note = f"kernel: {len(busy)} cells timed during the sweep, {len(idle)} idle; its wall to the nearest 50 cells"
     return [
         Row(f"%mcp_map of {n:,} x {seconds:g} s in a kernel", wall, "ideal N x D / limit", ideal, "s",
@@ -194,6 +201,9 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
             "ratio <= 1.5", busy_p99 <= 1.5 * idle_p99, note=note),
         Row("kernel cell p99, the sweep in another process", beside_p99 * 1000, "idle kernel, p99",
             idle_p99 * 1000, "ms", note=f"kernel: {len(beside)} cells timed beside another process's sweep"),
+        Row("kernel cell p99, idle: no sweep at all", floor_p99 * 1000, "idle kernel, p99 around it",
+            around_p99 * 1000, "ms", note=f"kernel: {len(floor)} idle cells timed where a sweep would be, "
+            f"{len(around)} around them: the ratio's own noise on this host"),
     ]  # fmt: skip
 
 
