@@ -1,7 +1,8 @@
 """A recorded sweep (issue 33 item 4): ``client.map`` of N short tasks, limit 64, against the demo over HTTP,
 recorded in a SQLite task index (each item claimed before it is sent, its end written in batches).
 
-    python benchmarks/sweep.py [--items N] [--seconds D] [--big M] [--only run|kernel|big] [--tiny] [--json]
+    python benchmarks/sweep.py [--items N] [--seconds D] [--big M] [--only run|kernel|big] [--apart] [--tiny]
+        [--json]
 
 Each row beside its anchor from the same run. The run (N items, default 10,000; 640 with --tiny):
 
@@ -25,6 +26,9 @@ server while the kernel only times cells: that kernel's p99 beside the same idle
 with a sweep's client and its server cost a kernel that does none of the sweep's work (the machine's share of
 the ratio above, not the kernel's). Before all that, the ratio's own noise: with no sweep at all, an idle window
 as long as the sweep's, between two idle halves as the sweep is between its anchor's, its p99 beside theirs.
+With ``--apart`` (Linux, two cores or more), the kernel's threads run on a core of their own and everything
+else on the others (this script, the demo server, the other sweeper): the kernel no longer shares a core with
+the sweep's server, as with a server on another machine, but its own threads share one.
 
 The big sweep (M items, default 100,000; 2,000 with --tiny), every item ended, written through the index's
 interface (``tests/support/ended_sweep.py``: running M calls is what the rows above measure): the time to
@@ -39,8 +43,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
+import dataclasses
 import gc
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -157,10 +164,49 @@ _items = [{{"seconds": {seconds}, "steps": 1, "label": f"i{{_i}}"}} for _i in ra
 KERNEL_MAP = "%mcp_map -o _results --limit {limit} demo:slow_compute --over _items"
 
 
-def kernel_rows(n: int, seconds: float) -> list[Row]:
+def cores_apart() -> tuple[set[int], set[int]] | None:
+    """A core for the kernel and the others for everything else, or None where threads cannot be pinned
+    (not Linux, a single core)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    return ({cores[0]}, set(cores[1:])) if len(cores) >= 2 else None
+
+
+def pin_threads(pid: int, cores: set[int]) -> None:
+    """Every thread of process ``pid`` on ``cores`` (the threads it starts later inherit it)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(ProcessLookupError):  # a thread that has ended meanwhile
+            os.sched_setaffinity(int(tid), cores)
+
+
+def kernel_rows(n: int, seconds: float, *, apart: bool = False) -> list[Row]:
     """The same sweep run by ``%mcp_map`` in a real kernel (its batch view displayed), recorded in the kernel's
-    task index: a trivial cell's latency (``1+1`` to its reply) while it runs, beside the idle kernel's."""
+    task index: a trivial cell's latency (``1+1`` to its reply) while it runs, beside the idle kernel's.
+
+    ``apart``: the kernel's threads on a core of their own, this process and the servers it starts on the
+    others, as when the server runs on another machine (no rows where threads cannot be pinned)."""
+    cores = cores_apart() if apart else None
+    everywhere = os.sched_getaffinity(0) if cores is not None else None
+    try:
+        if cores is not None:
+            os.sched_setaffinity(0, cores[1])  # the demo server, the kernel and the other sweeper inherit it
+    except OSError:  # a container that forbids it
+        cores = None
+    if apart and cores is None:
+        print("sweep.py: the kernel cannot have a core of its own here; its rows are left out", file=sys.stderr)
+        return []
+    try:
+        return _kernel_rows(n, seconds, cores[0] if cores is not None else None)
+    finally:
+        if everywhere is not None:
+            os.sched_setaffinity(0, everywhere)
+
+
+def _kernel_rows(n: int, seconds: float, kernel_cores: set[int] | None) -> list[Row]:
     with demo_server("--poll-interval", "100") as url, running_kernel() as kernel:
+        if kernel_cores is not None:
+            pin_threads(kernel.pid, kernel_cores)
         kernel.run(KERNEL_SETUP.format(url=url, seconds=seconds, n=n))
         kernel.latencies(20)  # warm up
         ideal = n * seconds / LIMIT
@@ -192,7 +238,7 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
     beside_p99 = median_p99(beside)[1]
     floor_p99, around_p99 = median_p99(floor)[1], median_p99(around)[1]
     note = f"kernel: {len(busy)} cells timed during the sweep, {len(idle)} idle; its wall to the nearest 50 cells"
-    return [
+    rows = [
         Row(f"%mcp_map of {n:,} x {seconds:g} s in a kernel", wall, "ideal N x D / limit", ideal, "s",
             "ratio <= 1.15", wall / ideal <= 1.15),
         Row("kernel cell latency median during the sweep", busy_median * 1000, "idle kernel, median",
@@ -205,6 +251,10 @@ def kernel_rows(n: int, seconds: float) -> list[Row]:
             around_p99 * 1000, "ms", note=f"kernel: {len(floor)} idle cells timed where a sweep would be, "
             f"{len(around)} around them: the ratio's own noise on this host"),
     ]  # fmt: skip
+    if kernel_cores is None:
+        return rows
+    apart = ", the kernel on a core of its own"
+    return [dataclasses.replace(row, name=row.name + apart, note=row.note and row.note + apart) for row in rows]
 
 
 def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float) -> list[float]:
@@ -320,6 +370,7 @@ if __name__ == "__main__":
     p.add_argument("--seconds", type=float, default=0.5, help="each task's duration D (default 0.5)")
     p.add_argument("--big", type=int, default=None, help="the recorded sweep's items (100000; --tiny: 2000)")
     p.add_argument("--only", choices=("run", "kernel", "big"), default=None, help="only one part's rows")
+    p.add_argument("--apart", action="store_true", help="the kernel's threads on a core of their own")
     # the kernel part's other process, sweeping while the kernel only times cells
     p.add_argument("--client", metavar="URL", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -331,7 +382,7 @@ if __name__ == "__main__":
     if args.only in (None, "run"):
         out += asyncio.run(rows(n, args.seconds))
     if args.only in (None, "kernel"):
-        out += kernel_rows(n, args.seconds)
+        out += kernel_rows(n, args.seconds, apart=args.apart)
     if args.only in (None, "big"):
         out += asyncio.run(big_rows(args.big or (2_000 if args.tiny else 100_000)))
     emit(out, args.json)
