@@ -185,7 +185,8 @@ def kernel_rows(n: int, seconds: float, *, apart: bool = False) -> list[Row]:
     task index: a trivial cell's latency (``1+1`` to its reply) while it runs, beside the idle kernel's.
 
     ``apart``: the kernel's threads on a core of their own, this process and the servers it starts on the
-    others, as when the server runs on another machine (no rows where threads cannot be pinned)."""
+    others, so that the kernel shares no core with the sweep's server (but its own threads share one); no rows
+    where threads cannot be pinned."""
     cores = cores_apart() if apart else None
     everywhere = os.sched_getaffinity(0) if cores is not None else None
     try:
