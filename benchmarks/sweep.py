@@ -1,7 +1,8 @@
 """A recorded sweep (issue 33 item 4): ``client.map`` of N short tasks, limit 64, against the demo over HTTP,
 recorded in a SQLite task index (each item claimed before it is sent, its end written in batches).
 
-    python benchmarks/sweep.py [--items N] [--seconds D] [--big M] [--only run|kernel|big] [--apart] [--tiny]
+    python benchmarks/sweep.py [--items N] [--seconds D] [--big M] [--only run|kernel|big]
+        [--layout shared|kernel|kernel-and-timer|main-thread] [--tiny]
         [--json]
 
 Each row beside its anchor from the same run. The run (N items, default 10,000; 640 with --tiny):
@@ -26,9 +27,17 @@ server while the kernel only times cells: that kernel's p99 beside the same idle
 with a sweep's client and its server cost a kernel that does none of the sweep's work (the machine's share of
 the ratio above, not the kernel's). Before all that, the ratio's own noise: with no sweep at all, an idle window
 as long as the sweep's, between two idle halves as the sweep is between its anchor's, its p99 beside theirs.
-With ``--apart`` (Linux, two cores or more), the kernel's threads run on a core of their own and everything
-else on the others (this script, the demo server, the other sweeper): the kernel no longer shares a core with
-the sweep's server, as with a server on another machine, but its own threads share one.
+``--layout`` (Linux, two cores or more) places the processes on the cores; on one core, A, and the others, B:
+
+* ``shared`` (the default): nothing placed, everything shares every core;
+* ``kernel`` (``--apart``): the kernel's threads on A; this script (the cell timer), the demo server and the
+  other sweeper on B. The kernel shares no core with the sweep's server, but its own threads share one;
+* ``kernel-and-timer``: the kernel's threads and the cell timer on A, the servers and the other sweeper on B:
+  a user's machine with the server elsewhere, but for the cores it would have;
+* ``main-thread``: the kernel's main thread (its loop: the sweep's work and the cells) alone on A; its other
+  threads (the shell channel's and iopub's, which every cell passes through), the timer and the servers on B.
+
+The ``shared`` rows are the issue's figure; the others tell the kernel's own work from the cores it shares.
 
 The big sweep (M items, default 100,000; 2,000 with --tiny), every item ended, written through the index's
 interface (``tests/support/ended_sweep.py``: running M calls is what the rows above measure): the time to
@@ -164,13 +173,48 @@ _items = [{{"seconds": {seconds}, "steps": 1, "label": f"i{{_i}}"}} for _i in ra
 KERNEL_MAP = "%mcp_map -o _results --limit {limit} demo:slow_compute --over _items"
 
 
-def cores_apart() -> tuple[set[int], set[int]] | None:
-    """A core for the kernel and the others for everything else, or None where threads cannot be pinned
-    (not Linux, a single core)."""
-    if not hasattr(os, "sched_setaffinity"):
+LAYOUTS = {
+    "shared": "",
+    "kernel": ", the kernel on a core of its own",
+    "kernel-and-timer": ", the kernel and the cell timer on a core of their own",
+    "main-thread": ", the kernel's main thread on a core of its own",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Where a ``--layout`` puts the kernel's threads, the cell timer (this process) and the servers: core
+    ``a`` and the others, ``b``."""
+
+    name: str
+    a: set[int]
+    b: set[int]
+
+    def servers(self) -> None:
+        """This process on the servers' cores, so that what it starts now (the demo) inherits them."""
+        os.sched_setaffinity(0, self.b)
+
+    def place(self, kernel_pid: int) -> None:
+        """The kernel's threads (those it has started since as well) and this process where the layout says."""
+        if self.name == "main-thread":
+            pin_threads(kernel_pid, self.b)
+            os.sched_setaffinity(kernel_pid, self.a)  # the main thread's id is the process's
+        else:
+            pin_threads(kernel_pid, self.a)
+        os.sched_setaffinity(0, self.a if self.name == "kernel-and-timer" else self.b)
+
+    def other_sweeper(self, pid: int) -> None:
+        """The other process's sweep where the servers are."""
+        pin_threads(pid, self.b)
+
+
+def layout_of(name: str) -> Layout | None:
+    """The cores for ``--layout name``; None for ``shared``, or where threads cannot be pinned (not Linux, a
+    single core)."""
+    if name == "shared" or not hasattr(os, "sched_setaffinity"):
         return None
     cores = sorted(os.sched_getaffinity(0))
-    return ({cores[0]}, set(cores[1:])) if len(cores) >= 2 else None
+    return Layout(name, {cores[0]}, set(cores[1:])) if len(cores) >= 2 else None
 
 
 def pin_threads(pid: int, cores: set[int]) -> None:
@@ -180,34 +224,34 @@ def pin_threads(pid: int, cores: set[int]) -> None:
             os.sched_setaffinity(int(tid), cores)
 
 
-def kernel_rows(n: int, seconds: float, *, apart: bool = False) -> list[Row]:
+def kernel_rows(n: int, seconds: float, *, layout: str = "shared") -> list[Row]:
     """The same sweep run by ``%mcp_map`` in a real kernel (its batch view displayed), recorded in the kernel's
     task index: a trivial cell's latency (``1+1`` to its reply) while it runs, beside the idle kernel's.
 
-    ``apart``: the kernel's threads on a core of their own, this process and the servers it starts on the
-    others, so that the kernel shares no core with the sweep's server (but its own threads share one); no rows
-    where threads cannot be pinned."""
-    cores = cores_apart() if apart else None
+    ``layout``: where the kernel's threads, this process and the servers run (``LAYOUTS``; the module's
+    docstring says what each tells); no rows where threads cannot be pinned."""
+    cores = layout_of(layout)
     everywhere = os.sched_getaffinity(0) if cores is not None else None
     try:
         if cores is not None:
-            os.sched_setaffinity(0, cores[1])  # the demo server, the kernel and the other sweeper inherit it
+            cores.servers()
     except OSError:  # a container that forbids it
         cores = None
-    if apart and cores is None:
-        print("sweep.py: the kernel cannot have a core of its own here; its rows are left out", file=sys.stderr)
+    if layout != "shared" and cores is None:
+        print(f"sweep.py: no --layout {layout} here (threads cannot be pinned); its rows are left out",
+              file=sys.stderr)  # fmt: skip
         return []
     try:
-        return _kernel_rows(n, seconds, cores[0] if cores is not None else None)
+        return _kernel_rows(n, seconds, cores)
     finally:
         if everywhere is not None:
             os.sched_setaffinity(0, everywhere)
 
 
-def _kernel_rows(n: int, seconds: float, kernel_cores: set[int] | None) -> list[Row]:
+def _kernel_rows(n: int, seconds: float, cores: Layout | None) -> list[Row]:
     with demo_server("--poll-interval", "100") as url, running_kernel() as kernel:
-        if kernel_cores is not None:
-            pin_threads(kernel.pid, kernel_cores)
+        if cores is not None:
+            cores.place(kernel.pid)
         kernel.run(KERNEL_SETUP.format(url=url, seconds=seconds, n=n))
         kernel.latencies(20)  # warm up
         ideal = n * seconds / LIMIT
@@ -225,6 +269,8 @@ def _kernel_rows(n: int, seconds: float, kernel_cores: set[int] | None) -> list[
         around += idle
         started = time.perf_counter()
         kernel.run(KERNEL_MAP.format(limit=LIMIT))
+        if cores is not None:
+            cores.place(kernel.pid)  # any thread the sweep has started
 
         def sweeping() -> bool:
             return not kernel.value("'_results' in globals()")
@@ -233,7 +279,7 @@ def _kernel_rows(n: int, seconds: float, kernel_cores: set[int] | None) -> list[
         wall = time.perf_counter() - started  # to the nearest 50 cells
         assert kernel.value("len(_results)") == n
         idle += cells_while(kernel, for_half_the_ideal(), n, seconds, "the idle window")
-        beside = latencies_beside_sweep(kernel, url, n, seconds)
+        beside = latencies_beside_sweep(kernel, url, n, seconds, cores)
     idle_median, idle_p99 = median_p99(idle)
     busy_median, busy_p99 = median_p99(busy)
     beside_p99 = median_p99(beside)[1]
@@ -252,18 +298,20 @@ def _kernel_rows(n: int, seconds: float, kernel_cores: set[int] | None) -> list[
             around_p99 * 1000, "ms", note=f"kernel: {len(floor)} idle cells timed where a sweep would be, "
             f"{len(around)} around them: the ratio's own noise on this host"),
     ]  # fmt: skip
-    if kernel_cores is None:
+    if cores is None:
         return rows
-    apart = ", the kernel on a core of its own"
-    return [dataclasses.replace(row, name=row.name + apart, note=row.note and row.note + apart) for row in rows]
+    where = LAYOUTS[cores.name]
+    return [dataclasses.replace(row, name=row.name + where, note=row.note and row.note + where) for row in rows]
 
 
-def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float) -> list[float]:
+def latencies_beside_sweep(kernel: Any, url: str, n: int, seconds: float, cores: Layout | None) -> list[float]:
     """A trivial cell's latency while another process (this script, ``--client``) sweeps ``n`` items against
-    ``url``: the kernel does none of the sweep's work."""
+    ``url``: the kernel does none of the sweep's work. ``cores``: that process where the servers are."""
     argv = [sys.executable, __file__, "--client", url, "--items", str(n), "--seconds", str(seconds)]
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: its warnings can never fill it and block it
         client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True)
+        if cores is not None:
+            cores.other_sweeper(client.pid)
 
         def failed(what: str) -> RuntimeError:
             errors.seek(0)
@@ -371,7 +419,13 @@ if __name__ == "__main__":
     p.add_argument("--seconds", type=float, default=0.5, help="each task's duration D (default 0.5)")
     p.add_argument("--big", type=int, default=None, help="the recorded sweep's items (100000; --tiny: 2000)")
     p.add_argument("--only", choices=("run", "kernel", "big"), default=None, help="only one part's rows")
-    p.add_argument("--apart", action="store_true", help="the kernel's threads on a core of their own")
+    p.add_argument(
+        "--layout",
+        choices=tuple(LAYOUTS),
+        default="shared",
+        help="the kernel's part: which processes share which cores (the docstring says)",
+    )
+    p.add_argument("--apart", action="store_true", help="--layout kernel (the name of 2026-12-07's runs)")
     # the kernel part's other process, sweeping while the kernel only times cells
     p.add_argument("--client", metavar="URL", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -383,7 +437,7 @@ if __name__ == "__main__":
     if args.only in (None, "run"):
         out += asyncio.run(rows(n, args.seconds))
     if args.only in (None, "kernel"):
-        out += kernel_rows(n, args.seconds, apart=args.apart)
+        out += kernel_rows(n, args.seconds, layout="kernel" if args.apart else args.layout)
     if args.only in (None, "big"):
         out += asyncio.run(big_rows(args.big or (2_000 if args.tiny else 100_000)))
     emit(out, args.json)
