@@ -183,38 +183,41 @@ LAYOUTS = {
 
 @dataclasses.dataclass(frozen=True)
 class Layout:
-    """Where a ``--layout`` puts the kernel's threads, the cell timer (this process) and the servers: core
-    ``a`` and the others, ``b``."""
+    """Where a ``--layout`` puts the kernel's main thread, its other threads, the cell timer (this process) and
+    the servers (the demo, the other sweeper)."""
 
     name: str
-    a: set[int]
-    b: set[int]
+    main: set[int]
+    threads: set[int]
+    timer: set[int]
+    servers: set[int]
 
-    def servers(self) -> None:
+    def before_servers(self) -> None:
         """This process on the servers' cores, so that what it starts now (the demo) inherits them."""
-        os.sched_setaffinity(0, self.b)
+        os.sched_setaffinity(0, self.servers)
 
     def place(self, kernel_pid: int) -> None:
         """The kernel's threads (those it has started since as well) and this process where the layout says."""
-        if self.name == "main-thread":
-            pin_threads(kernel_pid, self.b)
-            os.sched_setaffinity(kernel_pid, self.a)  # the main thread's id is the process's
-        else:
-            pin_threads(kernel_pid, self.a)
-        os.sched_setaffinity(0, self.a if self.name == "kernel-and-timer" else self.b)
+        pin_threads(kernel_pid, self.threads)
+        os.sched_setaffinity(kernel_pid, self.main)  # the main thread's id is the process's
+        os.sched_setaffinity(0, self.timer)
 
     def other_sweeper(self, pid: int) -> None:
         """The other process's sweep where the servers are."""
-        pin_threads(pid, self.b)
+        pin_threads(pid, self.servers)
 
 
 def layout_of(name: str) -> Layout | None:
-    """The cores for ``--layout name``; None for ``shared``, or where threads cannot be pinned (not Linux, a
-    single core)."""
+    """The cores for ``--layout name`` (one core, a, and the others, b); None for ``shared``, or where threads
+    cannot be pinned (not Linux, a single core)."""
     if name == "shared" or not hasattr(os, "sched_setaffinity"):
         return None
     cores = sorted(os.sched_getaffinity(0))
-    return Layout(name, {cores[0]}, set(cores[1:])) if len(cores) >= 2 else None
+    if len(cores) < 2:
+        return None
+    a, b = {cores[0]}, set(cores[1:])
+    main, threads, timer = {"kernel": (a, a, b), "kernel-and-timer": (a, a, a), "main-thread": (a, b, b)}[name]
+    return Layout(name, main, threads, timer, servers=b)
 
 
 def pin_threads(pid: int, cores: set[int]) -> None:
@@ -234,7 +237,7 @@ def kernel_rows(n: int, seconds: float, *, layout: str = "shared") -> list[Row]:
     everywhere = os.sched_getaffinity(0) if cores is not None else None
     try:
         if cores is not None:
-            cores.servers()
+            cores.before_servers()
     except OSError:  # a container that forbids it
         cores = None
     if layout != "shared" and cores is None:
